@@ -1,0 +1,65 @@
+package corral
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/corralhq/corral/nsjail"
+)
+
+func registerEntrypoints() { nsjail.Register() }
+
+// linuxBackend runs commands in namespace sandboxes.
+type linuxBackend struct{ jail *nsjail.Jail }
+
+func newBackend(s *spec) (backend, error) {
+	protected := make([]string, 0, len(ProtectedNames))
+	for _, n := range ProtectedNames {
+		if !slices.Contains(s.AllowPlanting, n) {
+			protected = append(protected, n)
+		}
+	}
+	j, err := nsjail.New(nsjail.Options{
+		Workspace: s.Workspace,
+		Writable:  s.Writable,
+		ReadOnly:  s.ReadOnly,
+		Hidden:    s.Hidden,
+		Protected: protected,
+		NetNone:   s.Network == NetworkNone,
+		Direct:    s.DirectSpawn,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &linuxBackend{jail: j}, nil
+}
+
+func (b *linuxBackend) start(req *startRequest) (process, error) {
+	p, err := b.jail.Start(&nsjail.Command{
+		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
+	})
+	if err != nil {
+		return nil, translate(req.Name, err)
+	}
+	return p, nil
+}
+
+func (b *linuxBackend) close() error { return nil }
+
+// translate turns a backend error into the package's typed errors.
+func translate(name string, err error) error {
+	var ne *nsjail.Error
+	if !errors.As(err, &ne) {
+		return &SetupError{Layer: "sandbox", Err: err}
+	}
+	if ne.Layer == "exec" {
+		switch ne.Err.Error() {
+		case ErrNotFound.Error():
+			return &ExecError{Name: name, Err: ErrNotFound}
+		case ErrNotExecutable.Error():
+			return &ExecError{Name: name, Err: ErrNotExecutable}
+		}
+		return &ExecError{Name: name, Err: ne.Err}
+	}
+	return &SetupError{Layer: ne.Layer, Path: ne.Path, Err: ne.Err}
+}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package corral
+
+import (
+	"fmt"
+	"runtime"
+)
+
+func registerEntrypoints() {}
+
+func newBackend(*spec) (backend, error) {
+	return nil, &SetupError{Layer: "platform", Err: fmt.Errorf("no sandbox backend on %s; Mode %q runs commands unsandboxed", runtime.GOOS, ModeDisabled)}
+}

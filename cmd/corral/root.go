@@ -1,0 +1,22 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "corral",
+		Short: "Run commands inside a kernel-enforced sandbox",
+		Long: `corral runs a command with a read-only view of the host, a writable
+workspace and no way to reach the caller's processes, secrets or privileges.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.AddCommand(
+		newRunCmd(),
+		newVersionCmd(),
+	)
+	return root
+}

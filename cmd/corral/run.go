@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corralhq/corral"
+)
+
+// runFlags are the flags that describe a sandbox; `run` and `profile` share
+// them.
+type runFlags struct {
+	workspace string
+	writable  []string
+	readOnly  []string
+	hidden    []string
+	network   string
+	cwd       string
+	env       []string
+	timeout   time.Duration
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "writable workspace directory (default: the current directory)")
+	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
+	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
+	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
+	fl.StringVar(&f.network, "net", "host", "network: host or none")
+	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
+	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
+}
+
+// config turns the flags into a corral.Config.
+func (f *runFlags) config() (corral.Config, error) {
+	ws := f.workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return corral.Config{}, err
+		}
+		ws = wd
+	}
+	return corral.Config{
+		Workspace:     ws,
+		WritablePaths: f.writable,
+		ReadOnlyPaths: f.readOnly,
+		HiddenPaths:   f.hidden,
+		Network:       corral.Network(f.network),
+		Env:           f.env,
+		DirectSpawn:   true,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, format+"\n", args...)
+		},
+	}, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG...]",
+		Short: "Run a command inside the sandbox",
+		Long: `Run CMD inside the sandbox: the host is read-only, the workspace and
+--writable paths are writable, /tmp is private, --hide paths are unreadable.
+
+Exit status: the command's own; 128+N when killed by signal N; 127 command not
+found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.timeout < 0 {
+				return usageError("--timeout must not be negative")
+			}
+			return runCommand(&f, args)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	f.register(cmd)
+	return cmd
+}
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+func runCommand(f *runFlags, args []string) error {
+	cfg, err := f.config()
+	if err != nil {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	sb, err := corral.New(cfg)
+	if err != nil {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	ctx := context.Background()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	c := sb.Command(ctx, args[0], args[1:]...)
+	c.Dir = f.cwd
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(signals)
+	if err := c.Start(); err != nil {
+		return startError(err)
+	}
+	go func() {
+		for sig := range signals {
+			c.Process.Signal(sig)
+		}
+	}()
+	err = c.Wait()
+	if errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", f.timeout)
+	}
+	return exitStatus(c, err)
+}
+
+// startError maps a failure to start onto the contract's exit statuses.
+func startError(err error) error {
+	var ee *corral.ExecError
+	switch {
+	case errors.Is(err, corral.ErrNotFound):
+		return &exitError{code: exitNotFound, msg: err.Error()}
+	case errors.Is(err, corral.ErrNotExecutable):
+		return &exitError{code: exitNotExecutable, msg: err.Error()}
+	case errors.As(err, &ee):
+		return &exitError{code: exitNotExecutable, msg: err.Error()}
+	}
+	return &exitError{code: exitSetup, msg: err.Error()}
+}
+
+// exitStatus is the command's own status, or 128+N for signal N.
+func exitStatus(c *corral.Cmd, err error) error {
+	st := c.ProcessState
+	if st == nil {
+		if err == nil {
+			return nil
+		}
+		// Killed before a status arrived (timeout or cancellation).
+		return &exitError{code: 128 + int(syscall.SIGKILL)}
+	}
+	ws := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		return &exitError{code: 128 + int(ws.Signal())}
+	case ws.ExitStatus() != 0:
+		return &exitError{code: ws.ExitStatus()}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package corral
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode says whether commands run contained.
+type Mode string
+
+const (
+	// ModeEnabled runs every command inside the kernel-enforced sandbox.
+	ModeEnabled Mode = "enabled"
+	// ModeDisabled runs commands directly with the caller's full access.
+	ModeDisabled Mode = "disabled"
+)
+
+// Network selects what the command can reach.
+type Network string
+
+const (
+	// NetworkHost shares the caller's network.
+	NetworkHost Network = "host"
+	// NetworkNone gives the command a network namespace with only loopback up.
+	NetworkNone Network = "none"
+)
+
+// Config describes a sandbox. The zero value of every field is a sane default
+// except Workspace, which is required when Mode is enabled.
+type Config struct {
+	// Mode defaults to ModeEnabled.
+	Mode Mode
+	// Workspace is always writable and is the default working directory.
+	Workspace string
+	// WritablePaths are further directories or files the command may write.
+	WritablePaths []string
+	// ReadOnlyPaths stay read-only even under a writable parent, such as an
+	// agent's data directory inside its instance directory.
+	ReadOnlyPaths []string
+	// HiddenPaths cannot be read or listed at all.
+	HiddenPaths []string
+	// Network defaults to NetworkHost.
+	Network Network
+	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
+	// a bare "KEY" copies the caller's value (explicitly, even for names that
+	// look like secrets).
+	Env []string
+	// AllowPlanting lists entries of [ProtectedNames] that stay writable
+	// inside writable roots (for example ".git/hooks" for an agent that
+	// manages hooks on purpose).
+	AllowPlanting []string
+	// DirectSpawn clones each sandbox from the calling process instead of a
+	// small helper process. It saves starting the helper, which suits short
+	// programs with small heaps such as the corral CLI; a long-lived caller
+	// with a large heap pays a full copy of its page tables per spawn.
+	DirectSpawn bool
+	// Logf receives the few diagnostics the library prints (for example the
+	// one-time notice that Mode is disabled). Nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// ProtectedNames are paths, relative to each writable root, that run code
+// later outside the sandbox: git hooks and config, shell startup files and
+// editor task files. Those that exist when a command starts are mounted
+// read-only inside writable roots unless listed in Config.AllowPlanting.
+var ProtectedNames = []string{
+	".git/hooks",
+	".git/config",
+	".bashrc",
+	".bash_profile",
+	".bash_login",
+	".bash_logout",
+	".profile",
+	".zshrc",
+	".zshenv",
+	".zprofile",
+	".zlogin",
+	".config/fish",
+	".vscode/tasks.json",
+	".vscode/settings.json",
+	".idea/workspace.xml",
+	".envrc",
+}
+
+// spec is a Config after validation: every path absolute, cleaned, with
+// symlinks resolved.
+type spec struct {
+	Mode          Mode
+	Workspace     string
+	Writable      []string
+	ReadOnly      []string
+	Hidden        []string
+	Network       Network
+	Env           []string
+	AllowPlanting []string
+	DirectSpawn   bool
+}
+
+// resolve validates c and canonicalizes its paths. It touches the filesystem
+// (to resolve symlinks) but nothing else.
+func (c Config) resolve() (*spec, error) {
+	s := &spec{Mode: c.Mode, Network: c.Network, DirectSpawn: c.DirectSpawn}
+	if s.Mode == "" {
+		s.Mode = ModeEnabled
+	}
+	if s.Network == "" {
+		s.Network = NetworkHost
+	}
+	switch s.Mode {
+	case ModeEnabled, ModeDisabled:
+	default:
+		return nil, &ConfigError{Field: "Mode", Value: string(c.Mode), Reason: `want "enabled" or "disabled"`}
+	}
+	switch s.Network {
+	case NetworkHost, NetworkNone:
+	default:
+		return nil, &ConfigError{Field: "Network", Value: string(c.Network), Reason: `want "host" or "none"`}
+	}
+	if err := s.resolvePaths(c); err != nil {
+		return nil, err
+	}
+	if err := checkEnv(c.Env); err != nil {
+		return nil, err
+	}
+	s.Env = slices.Clone(c.Env)
+	for _, name := range c.AllowPlanting {
+		if !slices.Contains(ProtectedNames, name) {
+			return nil, &ConfigError{Field: "AllowPlanting", Value: name, Reason: "not one of corral.ProtectedNames"}
+		}
+	}
+	s.AllowPlanting = slices.Clone(c.AllowPlanting)
+	return s, nil
+}
+
+func (s *spec) resolvePaths(c Config) error {
+	if c.Workspace == "" {
+		if s.Mode == ModeDisabled {
+			return nil
+		}
+		return &ConfigError{Field: "Workspace", Reason: "required"}
+	}
+	ws, err := canonical("Workspace", c.Workspace)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(ws); err == nil && !fi.IsDir() {
+		return &ConfigError{Field: "Workspace", Value: c.Workspace, Reason: "not a directory"}
+	}
+	s.Workspace = ws
+	if s.Writable, err = canonicalAll("WritablePaths", c.WritablePaths); err != nil {
+		return err
+	}
+	if s.ReadOnly, err = canonicalAll("ReadOnlyPaths", c.ReadOnlyPaths); err != nil {
+		return err
+	}
+	if s.Hidden, err = canonicalAll("HiddenPaths", c.HiddenPaths); err != nil {
+		return err
+	}
+	return s.checkHidden()
+}
+
+// checkHidden refuses any other path inside a hidden one: the hidden path is
+// covered by an empty mount, so nothing beneath it could be shown.
+func (s *spec) checkHidden() error {
+	for _, h := range s.Hidden {
+		if h == "/" {
+			return &ConfigError{Field: "HiddenPaths", Value: h, Reason: "cannot hide the root"}
+		}
+		others := append([]string{s.Workspace}, s.Writable...)
+		others = append(others, s.ReadOnly...)
+		for _, p := range others {
+			if within(p, h) {
+				return &ConfigError{Field: "HiddenPaths", Value: h, Reason: fmt.Sprintf("contains %s, which is also configured", p)}
+			}
+		}
+	}
+	return nil
+}
+
+func canonicalAll(field string, paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		c, err := canonical(field, p)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// canonical makes p absolute and resolves every symlink in it, so the mount
+// plan binds the real directory and a link cannot redirect it later.
+func canonical(field, p string) (string, error) {
+	if p == "" {
+		return "", &ConfigError{Field: field, Reason: "empty path"}
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", &ConfigError{Field: field, Value: p, Reason: "contains a NUL byte"}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", &ConfigError{Field: field, Value: p, Reason: err.Error()}
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", &ConfigError{Field: field, Value: p, Reason: "does not exist or cannot be resolved", Err: err}
+	}
+	return real, nil
+}
+
+// within reports whether p is base or lies beneath it.
+func within(p, base string) bool {
+	if base == "/" {
+		return true
+	}
+	return p == base || strings.HasPrefix(p, base+"/")
+}
+
+func checkEnv(env []string) error {
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "" || strings.ContainsAny(name, "\x00") {
+			return &ConfigError{Field: "Env", Value: kv, Reason: "want KEY or KEY=VALUE"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package mounts
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// During Execute the host's tree is at oldRoot and the sandbox's is built
+// at newRoot, both inside a scratch tmpfs that is discarded by the final
+// pivot.
+const (
+	scratch   = "/tmp" // where the scratch tmpfs goes; any existing directory would do
+	newRoot   = "/newroot"
+	oldRoot   = "/oldroot"
+	emptyFile = "/empty"
+)
+
+// Error reports the mount step that failed.
+type Error struct {
+	Kind Kind
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s %s: %v", e.Kind, e.Path, e.Err) }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Execute builds the plan's tree and makes it the calling process's root.
+//
+// Preconditions: the process is alone in new user and mount namespaces and
+// holds CAP_SYS_ADMIN in them; its cwd and root are changed.
+func Execute(p *Plan) error {
+	if err := enterScratch(); err != nil {
+		return &Error{Kind: RootReadOnly, Path: "/", Err: err}
+	}
+	for _, m := range p.Mounts {
+		if err := apply(m); err != nil {
+			return &Error{Kind: m.Kind, Path: m.Path, Err: err}
+		}
+	}
+	if err := seal(); err != nil {
+		return &Error{Kind: Dev, Path: "/dev", Err: err}
+	}
+	if err := pivotInto(newRoot); err != nil {
+		return &Error{Kind: RootReadOnly, Path: "/", Err: fmt.Errorf("pivot_root: %w", err)}
+	}
+	return nil
+}
+
+// enterScratch stops mount events from reaching the host, then pivots into a
+// fresh tmpfs with the host's tree beneath it at oldRoot.
+func enterScratch() error {
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make / a slave: %w", err)
+	}
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return fmt.Errorf("scratch tmpfs: %w", err)
+	}
+	for _, d := range []string{scratch + newRoot, scratch + oldRoot} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(scratch+emptyFile, nil, 0); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
+		return fmt.Errorf("pivot_root to scratch: %w", err)
+	}
+	return unix.Chdir("/")
+}
+
+func apply(m Mount) error {
+	target := newRoot + m.Path
+	if m.Path == "/" {
+		target = newRoot
+	}
+	switch m.Kind {
+	case RootReadOnly:
+		if err := unix.Mount(oldRoot, newRoot, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		return setReadOnly(newRoot, unix.MOUNT_ATTR_NOSUID)
+	case Proc:
+		return unix.Mount("proc", target, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	case Dev:
+		return buildDev(target)
+	case Tmpfs:
+		return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	case Bind, BindReadOnly:
+		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
+	case Protect:
+		fi, err := os.Lstat(oldRoot + m.Path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil // nothing to protect; a symlink is protected by its target's rules
+		}
+		if err != nil {
+			return err
+		}
+		return bind(oldRoot+m.Path, target, true, false)
+	case Hide:
+		return hide(oldRoot+m.Path, target)
+	}
+	return fmt.Errorf("unknown mount kind %v", m.Kind)
+}
+
+func bind(src, target string, readOnly, makeTarget bool) error {
+	if makeTarget {
+		if err := makeMountPoint(src, target); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if readOnly {
+		return setReadOnly(target, 0)
+	}
+	return nil
+}
+
+// setReadOnly makes target and every mount beneath it read-only in one call,
+// keeping any flags the host locked.
+func setReadOnly(target string, extra uint64) error {
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | extra}
+	if err := unix.MountSetattr(unix.AT_FDCWD, target, unix.AT_RECURSIVE, attr); err != nil {
+		return fmt.Errorf("mount_setattr read-only: %w", err)
+	}
+	return nil
+}
+
+// makeMountPoint creates target with the type of src: a directory, or an
+// empty file for anything else.
+func makeMountPoint(src, target string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return os.MkdirAll(target, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// hide covers target with an empty read-only directory or file that nobody
+// may read, list or chmod.
+func hide(src, target string) error {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return unix.Mount("tmpfs", target, "tmpfs",
+			unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k")
+	}
+	return bind(emptyFile, target, true, false)
+}
+
+// buildDev mounts a minimal /dev: a few device nodes bound from the host, a
+// private devpts instance, a private /dev/shm and the usual links.
+func buildDev(dev string) error {
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for _, name := range Devices {
+		if err := bind(oldRoot+"/dev/"+name, dev+"/"+name, false, true); err != nil {
+			return fmt.Errorf("/dev/%s: %w", name, err)
+		}
+	}
+	for _, d := range []string{"pts", "shm"} {
+		if err := os.Mkdir(dev+"/"+d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("devpts", dev+"/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC,
+		"newinstance,ptmxmode=0666,mode=620"); err != nil {
+		return fmt.Errorf("devpts: %w", err)
+	}
+	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("/dev/shm: %w", err)
+	}
+	links := [][2]string{
+		{"pts/ptmx", "ptmx"}, {"/proc/self/fd", "fd"},
+		{"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"},
+	}
+	for _, l := range links {
+		if err := os.Symlink(l[0], dev+"/"+l[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seal makes the sandbox's /dev directory read-only once everything that
+// needs a mount point in it exists; the device nodes and /dev/shm stay
+// writable.
+func seal() error {
+	return unix.Mount("", newRoot+"/dev", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")
+}
+
+// pivotInto makes dir the root and detaches everything else, including the
+// host's tree, without needing a directory for the old root.
+func pivotInto(dir string) error {
+	if err := unix.Chdir(dir); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return err
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	return unix.Chdir("/")
+}

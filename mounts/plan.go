@@ -1,0 +1,188 @@
+// Package mounts builds the sandbox's mount tree.
+//
+// The plan ([Build]) is pure data computed from a few path lists, so it is
+// unit-tested without privileges and printed by `corral profile`. The executor
+// ([Execute], Linux only) carries a plan out inside fresh user and mount
+// namespaces and pivots into the result.
+//
+// # Layout
+//
+// The host's / is bound read-only with every submount. A fresh /proc, a
+// minimal /dev and a private /tmp go on top. Then come binds ordered by depth,
+// so the most specific path wins: writable roots, read-only paths (which stay
+// read-only under a writable parent), protected code-planting paths inside
+// writable roots, and hidden paths, which become empty and unreadable.
+package mounts
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Kind is what a mount step does.
+type Kind int
+
+const (
+	// RootReadOnly binds the host's / recursively and makes it read-only.
+	RootReadOnly Kind = iota
+	// Proc mounts a fresh procfs for the sandbox's PID namespace.
+	Proc
+	// Dev builds a minimal /dev: the device nodes in Devices, a new devpts
+	// instance, /dev/shm and the fd links.
+	Dev
+	// Tmpfs mounts a private, empty, world-writable tmpfs.
+	Tmpfs
+	// Bind binds a host path read-write.
+	Bind
+	// BindReadOnly binds a host path and makes it read-only.
+	BindReadOnly
+	// Protect binds a host path read-only if it exists when the sandbox
+	// starts; it is skipped otherwise.
+	Protect
+	// Hide covers a path with an empty, unreadable file or directory.
+	Hide
+)
+
+var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "ro-bind", "protect", "hide"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Mount is one step of a plan. Path is where it appears inside the sandbox;
+// binds take the same path from the host.
+type Mount struct {
+	Kind Kind
+	Path string
+	// MakeTarget says the mount point may be missing and lies on a tmpfs
+	// the plan created, so the executor may create it there.
+	MakeTarget bool
+}
+
+func (m Mount) String() string {
+	s := fmt.Sprintf("%-8s %s", m.Kind, m.Path)
+	if m.MakeTarget {
+		s += " (mount point created)"
+	}
+	return s
+}
+
+// Plan is the ordered list of mounts that builds a sandbox's file tree.
+type Plan struct {
+	Mounts []Mount
+}
+
+func (p *Plan) String() string {
+	var b strings.Builder
+	for _, m := range p.Mounts {
+		b.WriteString(m.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Devices are the device nodes bound into the sandbox's /dev.
+var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// Input is what a plan is built from. Every path must be absolute, clean and
+// free of symlinks (the caller canonicalizes them).
+type Input struct {
+	Writable  []string // the workspace first, then other writable paths
+	ReadOnly  []string
+	Hidden    []string
+	Protected []string // names relative to each writable root, e.g. ".git/hooks"
+}
+
+// Build computes the plan for in. It does not touch the filesystem.
+func Build(in Input) *Plan {
+	p := &Plan{Mounts: []Mount{
+		{Kind: RootReadOnly, Path: "/"},
+		{Kind: Proc, Path: "/proc"},
+		{Kind: Dev, Path: "/dev"},
+		{Kind: Tmpfs, Path: "/tmp"},
+	}}
+	var binds []Mount
+	add := func(k Kind, paths ...string) {
+		for _, pth := range paths {
+			binds = append(binds, Mount{Kind: k, Path: pth})
+		}
+	}
+	add(Bind, in.Writable...)
+	add(BindReadOnly, in.ReadOnly...)
+	for _, root := range in.Writable {
+		for _, name := range in.Protected {
+			add(Protect, path.Join(root, name))
+		}
+	}
+	add(Hide, in.Hidden...)
+	binds = dedupe(binds)
+	// Deeper paths mount later, so the most specific rule wins; at equal
+	// depth the stricter kind (later in the Kind order) goes last.
+	slices.SortStableFunc(binds, func(a, b Mount) int {
+		if d := depth(a.Path) - depth(b.Path); d != 0 {
+			return d
+		}
+		return int(a.Kind) - int(b.Kind)
+	})
+	for _, m := range binds {
+		if m.Kind == Hide && !visible(m.Path, binds) {
+			continue // under the private /tmp or /dev: the host's copy is not there
+		}
+		m.MakeTarget = onPlanTmpfs(m.Path, binds)
+		p.Mounts = append(p.Mounts, m)
+	}
+	return p
+}
+
+// dedupe drops a mount whose path and kind repeat an earlier one.
+func dedupe(ms []Mount) []Mount {
+	seen := map[Mount]bool{}
+	out := ms[:0]
+	for _, m := range ms {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// onPlanTmpfs reports whether p lies under the private /tmp or /dev without
+// a host bind in between, so that its mount point is ours to create.
+func onPlanTmpfs(p string, binds []Mount) bool {
+	if !within(p, "/tmp") && !within(p, "/dev") || p == "/tmp" || p == "/dev" {
+		return false
+	}
+	for _, b := range binds {
+		if b.Path != p && within(p, b.Path) && b.Kind != Hide {
+			return false // the nearest parent is a host bind
+		}
+	}
+	return true
+}
+
+// visible reports whether a host path at p shows through in the sandbox:
+// everything does except what lies under the private /tmp and /dev.
+func visible(p string, binds []Mount) bool {
+	if !within(p, "/tmp") && !within(p, "/dev") {
+		return true
+	}
+	return !onPlanTmpfs(p, binds)
+}
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// within reports whether p is base or lies beneath it.
+func within(p, base string) bool {
+	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
+}

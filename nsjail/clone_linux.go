@@ -1,0 +1,66 @@
+package nsjail
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/reexec"
+)
+
+// initCaps are the capabilities the init keeps across its exec, in its own
+// user namespace only: mounting and pivoting, bringing lo up, and emptying
+// the bounding set before it starts the command.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+
+// cloneInit starts a fresh init in new user, mount and PID namespaces (and a
+// network namespace when netNone) and returns the caller's end of its socket.
+// The init runs as the caller's own uid and gid, mapped 1:1.
+func cloneInit(netNone bool) (*os.File, int, error) {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer theirs.Close()
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
+	if netNone {
+		flags |= unix.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	cmd := &exec.Cmd{
+		Path:       reexec.Self,
+		Args:       []string{reexec.Self, InitName},
+		Env:        []string{},
+		Stderr:     os.Stderr,
+		ExtraFiles: []*os.File{theirs},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  flags,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			AmbientCaps: initCaps,
+			Pdeathsig:   unix.SIGKILL,
+			Setsid:      true,
+		},
+	}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return nil, 0, err
+	}
+	go cmd.Wait() // reap; the status travels on the socket
+	return ours, cmd.Process.Pid, nil
+}
+
+// directCloner clones inits from the calling process.
+type directCloner struct{}
+
+func (directCloner) clone(netNone bool) (*net.UnixConn, int, error) {
+	f, pid, err := cloneInit(netNone)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := fileConn(f)
+	return c, pid, err
+}

@@ -1,0 +1,272 @@
+package nsjail
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/mounts"
+)
+
+// InitName is the hidden subcommand the sandbox's PID 1 runs as.
+const InitName = "__sandbox-init"
+
+// initFd is where the init finds its socket (the first of ExtraFiles).
+const initFd = 3
+
+// forwarded are the signals the init passes on to the command.
+var forwarded = []os.Signal{
+	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGUSR1, unix.SIGUSR2,
+	unix.SIGWINCH, unix.SIGCONT, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU, unix.SIGALRM,
+}
+
+// initMain is PID 1 of a sandbox. Its exit status is the command's (128+N
+// for signal N); 125 when the sandbox could not be built.
+func initMain([]string) int {
+	// Privileges are dropped on this thread only, and the command inherits
+	// them from it: keep the goroutine here.
+	runtime.LockOSThread()
+	conn, err := fileConn(os.NewFile(initFd, "corral-init"))
+	if err != nil {
+		return 125
+	}
+	var s setup
+	if _, err := recv(conn, &s); err != nil {
+		return 125
+	}
+	if f := build(&s); f != nil {
+		send(conn, reply{Fail: f})
+		return 125
+	}
+	if err := send(conn, reply{Ready: true}); err != nil {
+		return 125
+	}
+	var req execReq
+	files, err := recv(conn, &req)
+	if err != nil || len(files) != 3 {
+		return 125
+	}
+	signals := make(chan os.Signal, 16)
+	signal.Notify(signals, forwarded...)
+	pid, f := startCommand(&s, &req, files)
+	closeFiles(files)
+	if f != nil {
+		send(conn, reply{Fail: f})
+		return 127
+	}
+	if err := send(conn, reply{Started: true}); err != nil {
+		return 125
+	}
+	go watchLifeline(conn)
+	go forward(signals, pid)
+	status := reap(pid)
+	send(conn, reply{Exited: true, Status: uint32(status)})
+	return exitCode(status)
+}
+
+// build makes the sandbox's world: the mount tree and the network.
+func build(s *setup) *failure {
+	if err := mounts.Execute(s.Plan); err != nil {
+		return failureOf("mount", "", err)
+	}
+	if s.NetNone {
+		if err := loopbackUp(); err != nil {
+			return failureOf("network", "lo", err)
+		}
+	}
+	return nil
+}
+
+// startCommand drops every privilege on this thread, then starts the command
+// as its child in a new session.
+func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
+	dir := req.Dir
+	if dir == "" {
+		dir = s.Workspace
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.Workspace, dir)
+	}
+	path, err := lookPath(req.Path, req.Env)
+	if err != nil {
+		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
+	}
+	if err := dropPrivileges(); err != nil {
+		return 0, failureOf("privileges", "", err)
+	}
+	p, err := os.StartProcess(path, req.Args, &os.ProcAttr{
+		Dir:   dir,
+		Env:   req.Env,
+		Files: stdio,
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Op == "chdir" {
+			return 0, failureOf("workdir", dir, pe.Err)
+		}
+		return 0, execFailure(req.Path, err)
+	}
+	pid := p.Pid
+	p.Release()
+	return pid, nil
+}
+
+// Exec failures carry these messages so the caller can tell them apart.
+const (
+	msgNotFound      = "executable file not found"
+	msgNotExecutable = "permission denied"
+)
+
+func execFailure(name string, err error) *failure {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &failure{Layer: "exec", Path: name, Msg: msgNotFound}
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+		return &failure{Layer: "exec", Path: name, Msg: msgNotExecutable}
+	}
+	return failureOf("exec", name, err)
+}
+
+// lookPath finds name in the PATH of env, the command's own environment,
+// as a shell would inside the sandbox.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathVar := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	denied := false
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+		denied = true
+	}
+	if denied {
+		return "", errors.New(msgNotExecutable)
+	}
+	return "", errors.New(msgNotFound)
+}
+
+// dropPrivileges leaves the calling thread, and so the command, with no
+// capabilities at all and no way to gain any: the bounding and ambient sets
+// are emptied, then the effective, permitted and inheritable ones, and
+// no_new_privs is set.
+//
+// Preconditions: must be called with the OS thread locked.
+func dropPrivileges() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(NO_NEW_PRIVS)", err)
+	}
+	for c := 0; c <= lastCap(); c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return os.NewSyscallError("prctl(CAPBSET_DROP)", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return os.NewSyscallError("prctl(CAP_AMBIENT_CLEAR_ALL)", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return os.NewSyscallError("capset", err)
+	}
+	return nil
+}
+
+func lastCap() int {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 63
+	}
+	n := 0
+	for _, c := range strings.TrimSpace(string(b)) {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// loopbackUp brings lo up in the new network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return os.NewSyscallError("SIOCGIFFLAGS", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return os.NewSyscallError("SIOCSIFFLAGS", err)
+	}
+	return nil
+}
+
+// reap waits for every child the init inherits until the command itself
+// exits, and returns its status. Returning ends the init, and with it the
+// PID namespace: whatever the command left behind is killed.
+func reap(pid int) unix.WaitStatus {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return unix.WaitStatus(unix.SIGKILL) // no children left: cannot happen before pid exits
+		}
+		if got == pid {
+			return ws
+		}
+	}
+}
+
+// watchLifeline ends the sandbox when the caller goes away: its end of the
+// socket closes even when it is killed.
+func watchLifeline(conn *net.UnixConn) {
+	for {
+		var ignored struct{}
+		if _, err := recv(conn, &ignored); err != nil {
+			os.Exit(128 + int(unix.SIGKILL))
+		}
+	}
+}
+
+func forward(signals <-chan os.Signal, pid int) {
+	for sig := range signals {
+		unix.Kill(pid, sig.(unix.Signal))
+	}
+}
+
+// exitCode maps a wait status to the init's own exit status.
+func exitCode(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}

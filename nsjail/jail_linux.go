@@ -1,0 +1,145 @@
+package nsjail
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/mounts"
+)
+
+// Options describe a sandbox. Paths are absolute and canonical.
+type Options struct {
+	Workspace string
+	Writable  []string // besides the workspace
+	ReadOnly  []string
+	Hidden    []string
+	Protected []string // names relative to each writable root
+	NetNone   bool
+	// Direct clones sandboxes from the calling process instead of a spawner.
+	// It saves starting the spawner and suits small, short-lived callers
+	// such as the CLI; a caller with a large heap pays a full fork per spawn.
+	Direct bool
+}
+
+// Jail starts commands in sandboxes built from one Options.
+type Jail struct {
+	setup   setup
+	cloner  cloner
+	netNone bool
+}
+
+// cloner produces fresh inits: a connection to one and its host pid.
+type cloner interface {
+	clone(netNone bool) (*net.UnixConn, int, error)
+}
+
+// New prepares a Jail. The mount plan is computed here, once.
+func New(o Options) (*Jail, error) {
+	plan := mounts.Build(mounts.Input{
+		Writable:  append([]string{o.Workspace}, o.Writable...),
+		ReadOnly:  o.ReadOnly,
+		Hidden:    o.Hidden,
+		Protected: o.Protected,
+	})
+	j := &Jail{setup: setup{Plan: plan, NetNone: o.NetNone, Workspace: o.Workspace}, netNone: o.NetNone}
+	if o.Direct {
+		j.cloner = directCloner{}
+	} else {
+		j.cloner = sharedSpawner()
+	}
+	return j, nil
+}
+
+// Plan returns the mount plan every sandbox of j is built from.
+func (j *Jail) Plan() *mounts.Plan { return j.setup.Plan }
+
+// Command is a command to start in a sandbox.
+type Command struct {
+	Path  string
+	Args  []string
+	Env   []string
+	Dir   string
+	Stdio [3]*os.File
+}
+
+// Start builds a sandbox and starts c in it.
+func (j *Jail) Start(c *Command) (*Process, error) {
+	conn, pid, err := j.cloner.clone(j.netNone)
+	if err != nil {
+		return nil, &Error{Layer: "namespaces", Err: err}
+	}
+	// Open the handle before the first round trip: the init answering
+	// afterwards proves the pid still named it.
+	proc, _ := os.FindProcess(pid)
+	p := &Process{conn: conn, pid: pid, proc: proc}
+	if err := p.start(&j.setup, c); err != nil {
+		p.Kill()
+		conn.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Process is a running sandbox.
+type Process struct {
+	conn *net.UnixConn
+	pid  int
+	proc *os.Process
+}
+
+func (p *Process) start(s *setup, c *Command) error {
+	if err := p.call(s, nil, func(r *reply) bool { return r.Ready }); err != nil {
+		return err
+	}
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
+	return p.call(req, c.Stdio[:], func(r *reply) bool { return r.Started })
+}
+
+// call sends msg and waits for the reply that ok accepts.
+func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
+	if err := send(p.conn, msg, files...); err != nil {
+		return &Error{Layer: "init", Err: err}
+	}
+	var r reply
+	if _, err := recv(p.conn, &r); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("sandbox init exited during setup")
+		}
+		return &Error{Layer: "init", Err: err}
+	}
+	if r.Fail != nil {
+		return r.Fail.err()
+	}
+	if !ok(&r) {
+		return &Error{Layer: "init", Err: fmt.Errorf("unexpected reply %+v", r)}
+	}
+	return nil
+}
+
+// Pid is the host pid of the sandbox's init.
+func (p *Process) Pid() int { return p.pid }
+
+// Kill ends the sandbox: killing its PID 1 kills everything inside.
+func (p *Process) Kill() error {
+	if p.proc == nil {
+		return errors.New("no process")
+	}
+	return p.proc.Signal(unix.SIGKILL)
+}
+
+// Wait returns the command's status once it and everything it started are
+// gone. A sandbox killed from outside reports SIGKILL.
+func (p *Process) Wait() (syscall.WaitStatus, error) {
+	defer p.conn.Close()
+	var r reply
+	if _, err := recv(p.conn, &r); err != nil || !r.Exited {
+		return syscall.WaitStatus(unix.SIGKILL), nil
+	}
+	return syscall.WaitStatus(r.Status), nil
+}

@@ -1,0 +1,185 @@
+package nsjail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/mounts"
+)
+
+// The messages exchanged with an init, in order: setup → ready, exec →
+// started, then exit. Any step may be answered with a failure instead.
+
+// setup describes the sandbox to build.
+type setup struct {
+	Plan      *mounts.Plan
+	NetNone   bool
+	Workspace string
+}
+
+// execReq is the command to start; its stdin, stdout and stderr travel as
+// file descriptors with the message.
+type execReq struct {
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+}
+
+// reply is what the init says back.
+type reply struct {
+	Ready   bool     `json:",omitempty"`
+	Started bool     `json:",omitempty"`
+	Exited  bool     `json:",omitempty"`
+	Status  uint32   `json:",omitempty"` // a wait status, with Exited
+	Fail    *failure `json:",omitempty"`
+}
+
+// failure is an error that crossed the socket.
+type failure struct {
+	Layer string // "mount", "network", "exec", ...
+	Path  string `json:",omitempty"`
+	Msg   string
+	Errno uintptr `json:",omitempty"`
+}
+
+// Error is a failure reported by the init: the layer that failed and the
+// path involved.
+type Error struct {
+	Layer string
+	Path  string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %v", e.Layer, e.Err)
+	}
+	return fmt.Sprintf("%s %s: %v", e.Layer, e.Path, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func (f *failure) err() error {
+	var err error = errors.New(f.Msg)
+	if f.Errno != 0 {
+		err = &os.SyscallError{Syscall: f.Msg, Err: syscall.Errno(f.Errno)}
+	}
+	return &Error{Layer: f.Layer, Path: f.Path, Err: err}
+}
+
+func failureOf(layer, path string, err error) *failure {
+	f := &failure{Layer: layer, Path: path, Msg: err.Error()}
+	var me *mounts.Error
+	if errors.As(err, &me) {
+		f.Path = me.Path
+		f.Msg = me.Kind.String() + ": " + me.Err.Error()
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		f.Errno = uintptr(errno) // lets errors.Is work on the other side
+	}
+	return f
+}
+
+// maxMessage bounds one message; plans are a few kilobytes.
+const maxMessage = 1 << 20
+
+// socketPair returns two connected SOCK_SEQPACKET sockets, close-on-exec.
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, os.NewSyscallError("socketpair", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "corral-sock"), os.NewFile(uintptr(fds[1]), "corral-sock"), nil
+}
+
+// fileConn turns a socket file into a connection; f is closed.
+func fileConn(f *os.File) (*net.UnixConn, error) {
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+// send writes v as one message with files attached.
+func send(c *net.UnixConn, v any, files ...*os.File) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, err = c.WriteMsgUnix(b, oob, nil)
+	return err
+}
+
+// recv reads one message into v and returns the files attached to it. A
+// closed peer is io.EOF.
+func recv(c *net.UnixConn, v any) ([]*os.File, error) {
+	buf := make([]byte, maxMessage)
+	oob := make([]byte, unix.CmsgSpace(8*4))
+	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return nil, err
+	}
+	files, ferr := parseRights(oob[:oobn])
+	if n == 0 {
+		closeFiles(files)
+		return nil, io.EOF
+	}
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		closeFiles(files)
+		return nil, errors.New("message truncated")
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	if err := json.Unmarshal(buf[:n], v); err != nil {
+		closeFiles(files)
+		return nil, err
+	}
+	return files, nil
+}
+
+func parseRights(oob []byte) ([]*os.File, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			files = append(files, os.NewFile(uintptr(fd), "received"))
+		}
+	}
+	return files, nil
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}

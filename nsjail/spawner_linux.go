@@ -1,0 +1,204 @@
+package nsjail
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/reexec"
+)
+
+// SpawnerName is the hidden subcommand of the spawner process.
+const SpawnerName = "__sandbox-spawner"
+
+// spawnReq asks the spawner for a fresh init.
+type spawnReq struct {
+	ID      uint64
+	NetNone bool
+}
+
+// spawnResp answers a spawnReq; the init's socket travels with it.
+type spawnResp struct {
+	ID  uint64
+	Pid int    `json:",omitempty"`
+	Err string `json:",omitempty"`
+}
+
+// spawnerMain serves clone requests until the caller closes the socket.
+// Requests are served concurrently; the spawner's heap stays small, so each
+// clone is cheap whatever the caller's size.
+func spawnerMain([]string) int {
+	// A terminal's ^C is for the caller, not for us.
+	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGTSTP)
+	conn, err := fileConn(os.NewFile(initFd, "corral-spawner"))
+	if err != nil {
+		return 1
+	}
+	var wmu sync.Mutex
+	for {
+		var req spawnReq
+		if _, err := recv(conn, &req); err != nil {
+			return 0 // the caller is gone
+		}
+		go func() {
+			resp := spawnResp{ID: req.ID}
+			f, pid, err := cloneInit(req.NetNone)
+			if err != nil {
+				resp.Err = err.Error()
+			}
+			resp.Pid = pid
+			wmu.Lock()
+			defer wmu.Unlock()
+			if f != nil {
+				send(conn, resp, f)
+				f.Close()
+			} else {
+				send(conn, resp)
+			}
+		}()
+	}
+}
+
+// spawner is the caller's side of the spawner process.
+type spawner struct {
+	mu      sync.Mutex
+	conn    *net.UnixConn
+	nextID  uint64
+	pending map[uint64]chan spawnResult
+	err     error // set once the spawner is gone
+}
+
+type spawnResult struct {
+	conn *net.UnixConn
+	pid  int
+	err  error
+}
+
+var (
+	sharedMu  sync.Mutex
+	shared    *spawner
+	errClosed = errors.New("spawner exited")
+)
+
+// sharedSpawner returns the process's spawner, starting a new one when there
+// is none or the last one died.
+func sharedSpawner() *spawner {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared == nil || shared.failed() {
+		shared = &spawner{pending: map[uint64]chan spawnResult{}}
+		shared.err = shared.startProcess()
+	}
+	return shared
+}
+
+func (s *spawner) failed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != nil
+}
+
+// startProcess starts the spawner with a plain fork+exec (vfork: cheap from
+// any heap) in its own session, so terminal signals do not reach it.
+func (s *spawner) startProcess() error {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return err
+	}
+	defer theirs.Close()
+	cmd := &exec.Cmd{
+		Path:        reexec.Self,
+		Args:        []string{reexec.Self, SpawnerName},
+		Env:         []string{},
+		Stderr:      os.Stderr,
+		ExtraFiles:  []*os.File{theirs},
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, Setsid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return fmt.Errorf("start spawner: %w", err)
+	}
+	go cmd.Wait()
+	if s.conn, err = fileConn(ours); err != nil {
+		return err
+	}
+	go s.readLoop()
+	return nil
+}
+
+func (s *spawner) readLoop() {
+	for {
+		var resp spawnResp
+		files, err := recv(s.conn, &resp)
+		if err != nil {
+			s.fail(errClosed)
+			return
+		}
+		res := spawnResult{pid: resp.Pid}
+		switch {
+		case resp.Err != "":
+			res.err = errors.New(resp.Err)
+			closeFiles(files)
+		case len(files) != 1:
+			res.err = errors.New("spawner sent no socket")
+			closeFiles(files)
+		default:
+			res.conn, res.err = fileConn(files[0])
+		}
+		s.mu.Lock()
+		ch := s.pending[resp.ID]
+		delete(s.pending, resp.ID)
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- res
+		}
+	}
+}
+
+// fail records that the spawner is gone and fails every waiting request.
+func (s *spawner) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+	for id, ch := range s.pending {
+		ch <- spawnResult{err: err}
+		delete(s.pending, id)
+	}
+}
+
+func (s *spawner) clone(netNone bool) (*net.UnixConn, int, error) {
+	ch := make(chan spawnResult, 1)
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return nil, 0, s.err
+	}
+	s.nextID++
+	id := s.nextID
+	s.pending[id] = ch
+	err := send(s.conn, spawnReq{ID: id, NetNone: netNone})
+	s.mu.Unlock()
+	if err != nil {
+		s.fail(errClosed)
+		return nil, 0, err
+	}
+	r := <-ch
+	return r.conn, r.pid, r.err
+}
+
+// Register adds the init and spawner entrypoints to the reexec registry.
+func Register() {
+	registerOnce.Do(func() {
+		reexec.Register(InitName, initMain)
+		reexec.Register(SpawnerName, spawnerMain)
+	})
+}
+
+var registerOnce sync.Once

@@ -1,0 +1,85 @@
+package corral
+
+import (
+	"context"
+	"os"
+	"syscall"
+)
+
+// Sandbox runs commands under one Config. It is safe for concurrent use;
+// create it once and share it.
+type Sandbox struct {
+	spec    *spec
+	env     []string // the default environment, computed once
+	backend backend
+	logf    func(format string, args ...any)
+}
+
+// New validates cfg, canonicalizes its paths and prepares the platform
+// backend. Errors name the field or path that is wrong.
+func New(cfg Config) (*Sandbox, error) {
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	sb := &Sandbox{spec: s, env: defaultEnv(os.Environ(), s.Env), logf: cfg.Logf}
+	if sb.logf == nil {
+		sb.logf = func(string, ...any) {}
+	}
+	if s.Mode == ModeDisabled {
+		sb.logf("corral: sandbox disabled: commands run with full host access")
+		sb.backend = &directBackend{workspace: s.Workspace}
+		return sb, nil
+	}
+	if sb.backend, err = newBackend(s); err != nil {
+		return nil, err
+	}
+	return sb, nil
+}
+
+// Command returns a Cmd that runs name with args inside the sandbox. When ctx
+// is done, the whole sandbox is killed.
+func (sb *Sandbox) Command(ctx context.Context, name string, args ...string) *Cmd {
+	if ctx == nil {
+		panic("corral: nil Context")
+	}
+	return &Cmd{
+		Path: name,
+		Args: append([]string{name}, args...),
+		sb:   sb,
+		ctx:  ctx,
+	}
+}
+
+// Workspace returns the canonical workspace path.
+func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
+
+// Close releases the helper processes the sandbox keeps. Commands already
+// running are killed.
+func (sb *Sandbox) Close() error { return sb.backend.close() }
+
+// backend starts commands for one platform's way of sandboxing.
+type backend interface {
+	start(req *startRequest) (process, error)
+	close() error
+}
+
+// startRequest is one command to start.
+type startRequest struct {
+	Name  string
+	Args  []string
+	Env   []string
+	Dir   string
+	Stdio [3]*os.File
+}
+
+// process is a started command.
+type process interface {
+	Pid() int
+	// Wait blocks until the command has exited and every process it left
+	// behind is gone.
+	Wait() (syscall.WaitStatus, error)
+	// Kill ends the command and everything it started.
+	Kill() error
+}
+
