@@ -1,0 +1,38 @@
+# corral: `make demo` shows the sandbox at work, `make test` runs every suite.
+GO       ?= go
+BIN      := bin
+CORRAL   := $(BIN)/corral
+
+.PHONY: all build demo test test-root test-unprivileged vet cross bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(CORRAL) ./cmd/corral
+
+demo: build
+	@scripts/demo.sh $(CORRAL)
+
+# Unit and integration tests as the current user, then (when root) again as
+# an unprivileged user, plus vet and a macOS cross-build.
+test: vet cross test-root test-unprivileged
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+cross:
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build ./...
+
+test-root:
+	$(GO) test -count=1 ./...
+
+test-unprivileged:
+	@scripts/test-unprivileged.sh
+
+bench: build
+	@scripts/bench.sh
+
+clean:
+	rm -rf $(BIN)
