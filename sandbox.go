@@ -82,4 +82,3 @@ type process interface {
 	// Kill ends the command and everything it started.
 	Kill() error
 }
-

@@ -12,9 +12,10 @@ import (
 )
 
 // initCaps are the capabilities the init keeps across its exec, in its own
-// user namespace only: mounting and pivoting, bringing lo up, and emptying
-// the bounding set before it starts the command.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+// user namespace only: mounting and pivoting, bringing lo up, lowering the
+// namespace limits, and emptying the bounding set before it starts the
+// command.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE, unix.CAP_SETPCAP}
 
 // cloneInit starts a fresh init in new user, mount and PID namespaces (and a
 // network namespace when netNone) and returns the caller's end of its socket.

@@ -82,6 +82,28 @@ func build(s *setup) *failure {
 			return failureOf("network", "lo", err)
 		}
 	}
+	if err := forbidNamespaces(); err != nil {
+		return failureOf("namespace limits", "/proc/sys/user", err)
+	}
+	return nil
+}
+
+// namespaceLimits are the per-user-namespace limits set to zero, so nothing
+// in the sandbox can create a namespace of any kind: creating one needs a
+// new user namespace first, and the kernel checks these limits at every
+// level of nesting.
+var namespaceLimits = []string{
+	"max_user_namespaces", "max_mnt_namespaces", "max_pid_namespaces", "max_net_namespaces",
+	"max_ipc_namespaces", "max_uts_namespaces", "max_cgroup_namespaces", "max_time_namespaces",
+}
+
+func forbidNamespaces() error {
+	for _, name := range namespaceLimits {
+		err := os.WriteFile("/proc/sys/user/"+name, []byte("0\n"), 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -93,6 +115,12 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		dir = s.Workspace
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(s.Workspace, dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = unix.ENOTDIR
+		}
+		return 0, failureOf("workdir", dir, err)
 	}
 	path, err := lookPath(req.Path, req.Env)
 	if err != nil {
@@ -108,10 +136,6 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Op == "chdir" {
-			return 0, failureOf("workdir", dir, pe.Err)
-		}
 		return 0, execFailure(req.Path, err)
 	}
 	pid := p.Pid

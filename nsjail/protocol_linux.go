@@ -68,11 +68,23 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (f *failure) err() error {
-	var err error = errors.New(f.Msg)
-	if f.Errno != 0 {
-		err = &os.SyscallError{Syscall: f.Msg, Err: syscall.Errno(f.Errno)}
+	return &Error{Layer: f.Layer, Path: f.Path, Err: &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}}
+}
+
+// remoteError is an error from the init: its text, and its errno for
+// errors.Is when it had one.
+type remoteError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Unwrap() error {
+	if e.errno == 0 {
+		return nil
 	}
-	return &Error{Layer: f.Layer, Path: f.Path, Err: err}
+	return e.errno
 }
 
 func failureOf(layer, path string, err error) *failure {
