@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -76,11 +77,15 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 	}
 	// Open the handle before the first round trip: the init answering
 	// afterwards proves the pid still named it.
-	proc, _ := os.FindProcess(pid)
-	p := &Process{conn: conn, pid: pid, proc: proc}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		conn.Close()
+		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
+	}
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd}
 	if err := p.start(&j.setup, c); err != nil {
 		p.Kill()
-		conn.Close()
+		p.release()
 		return nil, err
 	}
 	return p, nil
@@ -88,9 +93,10 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 
 // Process is a running sandbox.
 type Process struct {
-	conn *net.UnixConn
-	pid  int
-	proc *os.Process
+	conn  *net.UnixConn
+	pid   int
+	pidfd int
+	once  sync.Once
 }
 
 func (p *Process) start(s *setup, c *Command) error {
@@ -127,19 +133,43 @@ func (p *Process) Pid() int { return p.pid }
 
 // Kill ends the sandbox: killing its PID 1 kills everything inside.
 func (p *Process) Kill() error {
-	if p.proc == nil {
-		return errors.New("no process")
+	err := unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+	if err == unix.ESRCH {
+		return os.ErrProcessDone
 	}
-	return p.proc.Signal(unix.SIGKILL)
+	return err
 }
 
 // Wait returns the command's status once it and everything it started are
 // gone. A sandbox killed from outside reports SIGKILL.
 func (p *Process) Wait() (syscall.WaitStatus, error) {
-	defer p.conn.Close()
+	defer p.release()
+	status := syscall.WaitStatus(unix.SIGKILL)
 	var r reply
-	if _, err := recv(p.conn, &r); err != nil || !r.Exited {
-		return syscall.WaitStatus(unix.SIGKILL), nil
+	if _, err := recv(p.conn, &r); err == nil && r.Exited {
+		status = syscall.WaitStatus(r.Status)
 	}
-	return syscall.WaitStatus(r.Status), nil
+	// The init reports before it exits; its pidfd turns readable only once
+	// the kernel has killed and reaped everything else in its PID namespace.
+	if err := waitReadable(p.pidfd); err != nil {
+		return 0, err
+	}
+	return status, nil
+}
+
+func (p *Process) release() {
+	p.once.Do(func() {
+		p.conn.Close()
+		unix.Close(p.pidfd)
+	})
+}
+
+func waitReadable(fd int) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err != unix.EINTR {
+			return os.NewSyscallError("poll pidfd", err)
+		}
+	}
 }

@@ -1,0 +1,240 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+)
+
+// These tests check that the sandbox still lets ordinary work happen: the
+// attack tests alone would pass for a sandbox that runs nothing.
+
+func newSandbox(t *testing.T, cfg corral.Config) *corral.Sandbox {
+	t.Helper()
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	return sb
+}
+
+func TestWorkspaceWritesReachTheHost(t *testing.T) {
+	w := newWorld(t)
+	r := w.sandboxed(w.config(), `echo made > "$WS/out.txt" && mkdir -p "$WS/sub/dir" && cat /etc/hostname >/dev/null && echo ok`)
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, "ok\n", r.stdout)
+	assert.True(t, fileHas(filepath.Join(w.ws, "out.txt"), "made"))
+	assert.DirExists(t, filepath.Join(w.ws, "sub/dir"))
+}
+
+func TestWritablePathsAndPrivateTmp(t *testing.T) {
+	w := newWorld(t)
+	extra := realDir(t)
+	cfg := w.config()
+	cfg.WritablePaths = []string{extra}
+	r := w.sandboxed(cfg, `echo x > "`+extra+`/f" && echo y > /tmp/scratch && cat /tmp/scratch && ls /tmp | wc -l`)
+	require.Equal(t, 0, r.code, r.String())
+	assert.True(t, fileHas(filepath.Join(extra, "f"), "x"))
+	assert.Contains(t, r.stdout, "y\n")
+}
+
+func TestWritablePathUnderReadOnlyPath(t *testing.T) {
+	w := newWorld(t)
+	out := filepath.Join(w.data, "out")
+	require.NoError(t, os.Mkdir(out, 0o755))
+	cfg := w.config()
+	cfg.WritablePaths = []string{out}
+	r := w.sandboxed(cfg, `echo x > "$DATA/out/f" && ! echo y > "$DATA/g"`)
+	require.Equal(t, 0, r.code, r.String())
+	assert.FileExists(t, filepath.Join(out, "f"))
+	assert.NoFileExists(t, filepath.Join(w.data, "g"))
+}
+
+func TestIdentityAndPrivileges(t *testing.T) {
+	w := newWorld(t)
+	r := w.sandboxed(w.config(), `id -u; id -g; grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status; echo $$`)
+	require.Equal(t, 0, r.code, r.String())
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 9, r.String())
+	assert.Equal(t, itoa(os.Getuid()), lines[0], "the command sees the caller's uid")
+	assert.Equal(t, itoa(os.Getgid()), lines[1], "the command sees the caller's gid")
+	for _, l := range lines[2:7] {
+		assert.True(t, strings.HasSuffix(l, "0000000000000000"), "no capabilities: %s", l)
+	}
+	assert.Equal(t, "NoNewPrivs:\t1", lines[7])
+}
+
+func TestDefaultEnvironmentDropsSecrets(t *testing.T) {
+	t.Setenv("CORRAL_TEST_API_KEY", "sk-should-not-pass")
+	t.Setenv("GITHUB_TOKEN", "ghp-should-not-pass")
+	t.Setenv("LC_CORRAL", "kept")
+	t.Setenv("UNLISTED_VAR", "dropped")
+	w := newWorld(t)
+	sb := newSandbox(t, corral.Config{Workspace: w.ws, Env: []string{"EXPLICIT=yes", "LC_CORRAL"}})
+	c := sb.Command(context.Background(), "sh", "-c", `env; cat /proc/self/environ /proc/1/environ | tr '\0' '\n'`)
+	out, err := c.Output()
+	require.NoError(t, err)
+	s := string(out)
+	assert.NotContains(t, s, "should-not-pass")
+	assert.NotContains(t, s, "UNLISTED_VAR")
+	assert.Contains(t, s, "PATH=")
+	assert.Contains(t, s, "LC_CORRAL=kept")
+	assert.Contains(t, s, "EXPLICIT=yes")
+}
+
+func TestSecretInCallerEnvironmentIsVisibleWithoutSandbox(t *testing.T) {
+	// The control for TestDefaultEnvironmentDropsSecrets: a plain child sees it.
+	t.Setenv("CORRAL_TEST_API_KEY", "sk-should-not-pass")
+	w := newWorld(t)
+	sb := newSandbox(t, corral.Config{Mode: corral.ModeDisabled, Workspace: w.ws})
+	c := sb.Command(context.Background(), "sh", "-c", "env")
+	c.Env = os.Environ()
+	out, err := c.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "should-not-pass")
+}
+
+func TestStdioAndExitStatus(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	c := sb.Command(context.Background(), "sh", "-c", "tr a-z A-Z; echo err >&2; exit 3")
+	c.Stdin = strings.NewReader("hello\n")
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	var ee *corral.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.ExitCode())
+	assert.Equal(t, "HELLO\n", stdout.String())
+	assert.Equal(t, "err\n", stderr.String())
+	assert.Equal(t, "exit status 3", c.ProcessState.String())
+
+	out, err := sb.Command(context.Background(), "sh", "-c", "echo out; echo err >&2").CombinedOutput()
+	require.NoError(t, err)
+	assert.Equal(t, "out\nerr\n", string(out))
+}
+
+func TestWorkingDirectory(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	out, err := sb.Command(context.Background(), "pwd").Output()
+	require.NoError(t, err)
+	assert.Equal(t, w.ws+"\n", string(out), "defaults to the workspace")
+
+	c := sb.Command(context.Background(), "pwd")
+	c.Dir = "data"
+	out, err = c.Output()
+	require.NoError(t, err)
+	assert.Equal(t, w.data+"\n", string(out), "relative to the workspace")
+
+	c = sb.Command(context.Background(), "pwd")
+	c.Dir = "/no/such/dir"
+	var se *corral.SetupError
+	require.ErrorAs(t, c.Run(), &se)
+	assert.Equal(t, "/no/such/dir", se.Path)
+}
+
+func TestStartErrors(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	err := sb.Command(context.Background(), "no-such-command-xyz").Run()
+	assert.ErrorIs(t, err, corral.ErrNotFound)
+	err = sb.Command(context.Background(), "/etc/hostname").Run()
+	assert.ErrorIs(t, err, corral.ErrNotExecutable)
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "noexec.sh"), []byte("#!/bin/sh\n"), 0o644))
+	err = sb.Command(context.Background(), "./noexec.sh").Run()
+	assert.ErrorIs(t, err, corral.ErrNotExecutable)
+}
+
+func TestContextCancelKillsTheSandbox(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := sb.Command(ctx, "sleep", "60").Run()
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestSignalsReachTheCommand(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	c := sb.Command(context.Background(), "sh", "-c", `trap 'echo got-term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
+	var out syncBuffer
+	c.Stdout = &out
+	require.NoError(t, c.Start())
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "ready") }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, c.Wait())
+	assert.Contains(t, out.String(), "got-term")
+
+	c = sb.Command(context.Background(), "sleep", "60")
+	require.NoError(t, c.Start())
+	require.NoError(t, c.Process.Kill())
+	err := c.Wait()
+	var ee *corral.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, "signal: killed", ee.String())
+}
+
+func TestNetworkNone(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	cfg.Network = corral.NetworkNone
+	r := w.sandboxed(cfg, `cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '`)
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, "lo\n", r.stdout, "only loopback")
+}
+
+func TestConfigErrors(t *testing.T) {
+	w := newWorld(t)
+	file := filepath.Join(w.ws, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct {
+		name string
+		cfg  corral.Config
+		want string
+	}{
+		{"no workspace", corral.Config{}, "Workspace: required"},
+		{"missing workspace", corral.Config{Workspace: "/no/such/ws"}, "/no/such/ws: does not exist"},
+		{"file as workspace", corral.Config{Workspace: file}, "not a directory"},
+		{"missing read-only path", corral.Config{Workspace: w.ws, ReadOnlyPaths: []string{"/no/such/ro"}}, "ReadOnlyPaths: /no/such/ro"},
+		{"missing writable path", corral.Config{Workspace: w.ws, WritablePaths: []string{"/no/such/rw"}}, "WritablePaths: /no/such/rw"},
+		{"bad mode", corral.Config{Workspace: w.ws, Mode: "sometimes"}, `Mode: sometimes`},
+		{"bad network", corral.Config{Workspace: w.ws, Network: "wifi"}, `Network: wifi`},
+		{"workspace inside hidden", corral.Config{Workspace: w.ws, HiddenPaths: []string{filepath.Dir(w.ws)}}, "contains"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := corral.New(tc.cfg)
+			var ce *corral.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestManySandboxesInParallel(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			out, err := sb.Command(context.Background(), "sh", "-c", "echo $0", itoa(i)).Output()
+			if err == nil && string(out) != itoa(i)+"\n" {
+				err = errors.New("wrong output " + string(out))
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		assert.NoError(t, <-errs)
+	}
+}
