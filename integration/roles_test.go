@@ -1,6 +1,50 @@
 package integration
 
-// roleEnv selects a helper role for a re-executed test binary.
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/corralhq/corral"
+)
+
+// roleEnv selects a helper role for a re-executed test binary: the test
+// starts a copy of itself as a "caller" that it can kill.
 const roleEnv = "CORRAL_TEST_ROLE"
 
-func runRole(role string) int { return 2 }
+// runRole runs a helper role and returns the exit status.
+func runRole(role string) int {
+	switch role {
+	case "caller":
+		return runCaller()
+	}
+	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
+	return 2
+}
+
+// runCaller starts `sleep MARK` (sandboxed, or bare when CORRAL_TEST_BARE is
+// set), says "started" and waits to be killed.
+func runCaller() int {
+	mark := os.Getenv("CORRAL_TEST_MARK")
+	var c interface{ Start() error }
+	if os.Getenv("CORRAL_TEST_BARE") != "" {
+		c = exec.Command("sleep", mark)
+	} else {
+		sb, err := corral.New(corral.Config{
+			Workspace:   os.Getenv("CORRAL_TEST_WS"),
+			DirectSpawn: os.Getenv("CORRAL_TEST_DIRECT") != "",
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		c = sb.Command(context.Background(), "sleep", mark)
+	}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("started")
+	select {}
+}
