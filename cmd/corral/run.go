@@ -39,6 +39,18 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
 }
 
+// validate catches flag values that are usage errors rather than sandbox
+// set-up failures.
+func (f *runFlags) validate() error {
+	if f.network != string(corral.NetworkHost) && f.network != string(corral.NetworkNone) {
+		return usageError("--net %q: want host or none", f.network)
+	}
+	if f.timeout < 0 {
+		return usageError("--timeout %s: must not be negative", f.timeout)
+	}
+	return nil
+}
+
 // config turns the flags into a corral.Config.
 func (f *runFlags) config() (corral.Config, error) {
 	ws := f.workspace
@@ -75,8 +87,8 @@ Exit status: the command's own; 128+N when killed by signal N; 127 command not
 found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.timeout < 0 {
-				return usageError("--timeout must not be negative")
+			if err := f.validate(); err != nil {
+				return err
 			}
 			return runCommand(&f, args)
 		},
