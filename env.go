@@ -1,9 +1,6 @@
 package corral
 
-import (
-	"os"
-	"strings"
-)
+import "strings"
 
 // passedEnv are the variables a command inherits from the caller by default.
 var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR"}
@@ -25,7 +22,7 @@ func defaultEnv(caller, extra []string) []string {
 	for _, kv := range extra {
 		if strings.Contains(kv, "=") {
 			env = setEnv(env, kv)
-		} else if v, ok := os.LookupEnv(kv); ok {
+		} else if v, ok := lookup(caller, kv); ok {
 			env = setEnv(env, kv+"="+v)
 		}
 	}
@@ -45,6 +42,15 @@ func implicitlyPassed(name string) bool {
 		}
 	}
 	return strings.HasPrefix(name, "LC_")
+}
+
+func lookup(env []string, name string) (string, bool) {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // setEnv replaces or appends kv in env.

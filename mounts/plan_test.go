@@ -1,0 +1,89 @@
+package mounts
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func paths(p *Plan) []string {
+	var out []string
+	for _, m := range p.Mounts {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+func TestBuildBase(t *testing.T) {
+	p := Build(Input{Writable: []string{"/home/u/ws"}})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"tmpfs    /tmp",
+		"bind     /home/u/ws",
+	}, paths(p))
+}
+
+func TestBuildOrdersByDepthSoTheMostSpecificWins(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/srv/inst/agents/a/workspace", "/srv/inst/agents/a/data/out"},
+		ReadOnly: []string{"/srv/inst/agents/a/data", "/srv/inst"},
+		Hidden:   []string{"/srv/inst/agents/a/workspace/.env"},
+	})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"tmpfs    /tmp",
+		"ro-bind  /srv/inst",
+		"ro-bind  /srv/inst/agents/a/data",
+		"bind     /srv/inst/agents/a/workspace",
+		"bind     /srv/inst/agents/a/data/out",
+		"hide     /srv/inst/agents/a/workspace/.env",
+	}, paths(p))
+}
+
+func TestBuildStricterKindWinsAtEqualPath(t *testing.T) {
+	p := Build(Input{Writable: []string{"/a/b"}, ReadOnly: []string{"/a/b"}})
+	assert.Equal(t, []string{"bind     /a/b", "ro-bind  /a/b"}, paths(p)[4:])
+}
+
+func TestBuildProtectsPlantingPathsInEveryWritableRoot(t *testing.T) {
+	p := Build(Input{
+		Writable:  []string{"/w", "/x/y"},
+		Protected: []string{".git/hooks", ".bashrc"},
+	})
+	assert.Equal(t, []string{
+		"bind     /w",
+		"bind     /x/y",
+		"protect  /w/.bashrc",
+		"protect  /w/.git/hooks",
+		"protect  /x/y/.bashrc",
+		"protect  /x/y/.git/hooks",
+	}, paths(p)[4:])
+}
+
+func TestBuildUnderPrivateTmp(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/tmp/ws"},
+		ReadOnly: []string{"/tmp/ws/data", "/tmp/ro"},
+		Hidden:   []string{"/tmp/ws/secret", "/tmp/gone", "/dev/shm/x"},
+	})
+	assert.Equal(t, []string{
+		"bind     /tmp/ws (mount point created)",
+		"ro-bind  /tmp/ro (mount point created)",
+		"ro-bind  /tmp/ws/data",
+		"hide     /tmp/ws/secret",
+	}, paths(p)[4:], "hidden paths under the private /tmp and /dev are already invisible")
+}
+
+func TestBuildDedupes(t *testing.T) {
+	p := Build(Input{Writable: []string{"/w", "/w"}, ReadOnly: []string{"/r", "/r"}})
+	assert.Len(t, p.Mounts, 6)
+}
+
+func TestKindString(t *testing.T) {
+	assert.Equal(t, "hide", Hide.String())
+	assert.Equal(t, "Kind(42)", Kind(42).String())
+}
