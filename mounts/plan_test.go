@@ -37,8 +37,8 @@ func TestBuildOrdersByDepthSoTheMostSpecificWins(t *testing.T) {
 		"dev      /dev",
 		"tmpfs    /tmp",
 		"ro-bind  /srv/inst",
-		"ro-bind  /srv/inst/agents/a/data",
 		"bind     /srv/inst/agents/a/workspace",
+		"ro-bind  /srv/inst/agents/a/data",
 		"bind     /srv/inst/agents/a/data/out",
 		"hide     /srv/inst/agents/a/workspace/.env",
 	}, paths(p))
