@@ -16,7 +16,7 @@ import (
 
 // examplePath finds examples/corral.toml from this source file, so the test
 // also passes when its binary runs elsewhere (as the unprivileged run does).
-func examplePath(t *testing.T) string {
+func examplePath(t testing.TB) string {
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok)
 	return filepath.Join(filepath.Dir(file), "..", "examples", "corral.toml")

@@ -81,14 +81,19 @@ func parse(data []byte, name string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
-	var doc fileDoc
-	decErr := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&doc)
+	data = bytes.TrimPrefix(data, utf8BOM)
 	idx, idxErr := buildIndex(data)
-	if decErr != nil {
+	if idxErr == nil {
+		if err := checkKinds(name, idx); err != nil {
+			return nil, err
+		}
+	}
+	var doc fileDoc
+	if err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&doc); err != nil {
 		if idxErr != nil {
 			idx = nil
 		}
-		return nil, decodeError(name, decErr, idx)
+		return nil, decodeError(name, err, idx)
 	}
 	if idxErr != nil {
 		// The decoder accepted what the parser refused: report rather
@@ -102,6 +107,21 @@ func parse(data []byte, name string) (*Config, error) {
 	}
 	cfg.File = abs
 	return cfg, nil
+}
+
+// utf8BOM starts files saved by some editors; TOML parsers refuse it.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// checkKinds compares every key the schema knows with what the document
+// holds there. The decoder would catch most mismatches too, but it accepts
+// a [agents] table as a one-agent array and names Go types in its messages.
+func checkKinds(name string, idx *index) error {
+	for _, e := range idx.entries {
+		if want := wants(e.path); want != "" && !compatible(want, e.kind) {
+			return &Error{File: name, Line: e.line, Key: e.path, Msg: fmt.Sprintf("want %s, not %s", want, e.kind)}
+		}
+	}
+	return nil
 }
 
 // decodeError turns a decoder error into an *Error with the full key path.
@@ -166,12 +186,11 @@ func suggestKeys(parent string) string {
 	return "; want one of " + strings.Join(keys, ", ")
 }
 
-// compatible reports whether a value of kind got fits a key that wants want:
-// the decoder then failed for another reason, such as a repeated key, and
-// its own message says so.
+// compatible reports whether a value of kind got fits a key that wants
+// want. An inline array is "an array" whatever it holds: its elements are
+// checked on their own.
 func compatible(want, got string) bool {
-	return want == got || (got == "an array" && strings.HasPrefix(want, "an array")) ||
-		(want == "a table" && got == "an array of tables")
+	return want == got || (got == "an array" && strings.HasPrefix(want, "an array"))
 }
 
 // generic replaces every index in path with "[]".

@@ -31,6 +31,8 @@ func TestParseDefaults(t *testing.T) {
 		{"empty sandbox table", "[[agents]]\nid = \"a\"\n[agents.sandbox]\n"},
 		{"inline empty sandbox", "agents = [{id = \"a\", sandbox = {}}]\n"},
 		{"empty lists", "[[agents]]\nid = \"a\"\n[agents.sandbox]\nwritable_paths = []\nenv = []\n"},
+		{"byte order mark", "\ufeff[[agents]]\nid = \"a\"\n"},
+		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,7 +216,20 @@ func TestParseErrors(t *testing.T) {
 		{"agents integer", "agents = 5\n", `1: agents: want an array of tables, not an integer`, 1},
 		{"agents element", "agents = [1]\n", `1: agents[0]: want a table, not an integer`, 1},
 
+		{"agents table", "[agents]\nid = \"a\"\n", `1: agents: want an array of tables, not a table`, 1},
+		{"sandbox before agents", "[agents.sandbox]\nmode = \"enabled\"\n", `1: agents: want an array of tables, not a table`, 1},
+		{"sandbox array of tables", "[[agents]]\nid = \"a\"\n[[agents.sandbox]]\n", `3: agents[0].sandbox: want a table, not an array of tables`, 3},
+		{"sandbox array", "[[agents]]\nid = \"a\"\nsandbox = []\n", `3: agents[0].sandbox: want a table, not an array`, 3},
+		{"mode array", head + "mode = [\"enabled\"]\n", `4: agents[0].sandbox.mode: want a string, not an array`, 4},
+		{"mode date", head + "mode = 2024-01-01\n", `4: agents[0].sandbox.mode: want a string, not a date or time`, 4},
+		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
+		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
+		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_planting, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 4},
+
 		// Syntax and TOML rules.
+		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
+		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\nnetwork = \"x\"\r\n", `4: agents[0].sandbox.network: "x" is not a network; want "host" or "none"`, 4},
 		{"unterminated string", "[[agents]]\nid = \"a\n", `2: basic strings cannot have new lines`, 2},
 		{"repeated key", "[[agents]]\nid = \"a\"\nid = \"b\"\n", `3: agents[0].id: key id is already defined`, 3},
 	}
