@@ -57,7 +57,8 @@
 //
 // # Limitations
 //
-// Reload notices changes through the directory holding the file; on
+// Reload notices changes through the directory holding the file (and the
+// real file's, when the path is a symlink as it was at start); on
 // filesystems without change notification (many network filesystems) edits
 // are not seen until the program restarts. Commands already running keep
 // the sandbox they started in.

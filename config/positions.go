@@ -23,7 +23,7 @@ type entry struct {
 	kind      string // what the value is, as prose: "a string", "a table"
 }
 
-// index holds a document's entries in document order.
+// index holds a document's entries in the order the walk meets them.
 type index struct {
 	entries []entry
 	byPath  map[string]int // path → its first entry
@@ -31,8 +31,8 @@ type index struct {
 	lines   []int          // offset at which each line starts
 }
 
-// buildIndex walks doc. It fails only on a syntax error, which the decoder
-// has already reported with its position.
+// buildIndex walks doc. It fails only on a syntax error, which the caller
+// leaves to the decoder to report: its messages say more.
 func buildIndex(doc []byte) (*index, error) {
 	var p unstable.Parser
 	p.Reset(doc)

@@ -43,7 +43,7 @@ type Runtime struct {
 //
 // The directory is watched rather than the file, so a file replaced by
 // rename (as most editors save, and as configuration managers deploy) is
-// still seen. When an edit does not parse or validate, the previous Config
+// still seen; so is the directory of the real file when path is a symlink. When an edit does not parse or validate, the previous Config
 // stays in place and logf says why; a file that disappears keeps the
 // previous Config too. logf also reports each successful reload. A nil logf
 // discards the messages.
@@ -62,12 +62,8 @@ func Watch(path string, logf func(format string, args ...any)) (*Runtime, error)
 	if err != nil {
 		return nil, err
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := watchDirs(abs)
 	if err != nil {
-		return nil, fmt.Errorf("watch config %s: %w", path, err)
-	}
-	if err := w.Add(filepath.Dir(abs)); err != nil {
-		w.Close()
 		return nil, fmt.Errorf("watch config %s: %w", path, err)
 	}
 	if logf == nil {
@@ -78,6 +74,27 @@ func Watch(path string, logf func(format string, args ...any)) (*Runtime, error)
 	r.current.Store(cfg)
 	go r.watch()
 	return r, nil
+}
+
+// watchDirs watches the directory holding file and, when file is a symlink
+// into another directory, that one too: edits made to the real file happen
+// there.
+func watchDirs(file string) (*fsnotify.Watcher, error) {
+	dirs := []string{filepath.Dir(file)}
+	if real, err := filepath.EvalSymlinks(file); err == nil && filepath.Dir(real) != dirs[0] {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		if err := w.Add(d); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // Config returns the current configuration. Treat it as read-only.

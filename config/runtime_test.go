@@ -138,6 +138,19 @@ func TestWatchSymlinkSwap(t *testing.T) {
 	require.Eventually(t, func() bool { return network(r) == corral.NetworkNone }, waitLimit, 10*time.Millisecond)
 }
 
+// TestWatchSymlinkElsewhere edits the real file behind a symlink that lives
+// in another directory.
+func TestWatchSymlinkElsewhere(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "real.toml")
+	writeFile(t, real, oneAgent("host", "/w"))
+	path := filepath.Join(t.TempDir(), "agents.toml")
+	require.NoError(t, os.Symlink(real, path))
+	r, _ := startWatch(t, path)
+
+	writeFile(t, real, oneAgent("none", "/w"))
+	require.Eventually(t, func() bool { return network(r) == corral.NetworkNone }, waitLimit, 10*time.Millisecond)
+}
+
 func TestWatchRemovedKeepsPrevious(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agents.toml")
 	writeFile(t, path, oneAgent("none", "/w"))
