@@ -2,9 +2,10 @@ package main
 
 import (
 	"errors"
-	"io"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -135,44 +136,54 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 }
 
-// TestRunConfigExitStatus goes through the whole CLI; every case fails
-// before a sandbox would be started.
+// TestRunConfigExitStatus goes through the whole CLI for the failures.
 func TestRunConfigExitStatus(t *testing.T) {
+	ws := workspace(t)
 	bad := writeConfig(t, "[[agents]]\nid = \"a\"\nsandbox.mode = \"maybe\"\n")
 	unusable := writeConfig(t, "[[agents]]\nid = \"a\"\nsandbox.workspace = \"does-not-exist\"\n")
 	tests := []struct {
-		name string
-		args []string
-		want int
+		name   string
+		args   []string
+		code   int
+		stderr string
 	}{
-		{"bad file", []string{"run", "--config", bad, "--", "true"}, exitUsage},
-		{"unknown agent", []string{"run", "--config", unusable, "--agent", "x", "--", "true"}, exitUsage},
-		{"agent without config", []string{"run", "--agent", "x", "--", "true"}, exitUsage},
-		{"valid file, unusable workspace", []string{"run", "--config", unusable, "--", "true"}, exitSetup},
+		{"bad file", []string{"run", "--config", bad, "--", "true"}, exitUsage, bad + `:3: agents[0].sandbox.mode: "maybe" is not a mode`},
+		{"missing file", []string{"run", "--config", "/no/such.toml", "--", "true"}, exitUsage, "open /no/such.toml: no such file or directory"},
+		{"unknown agent", []string{"run", "--config", unusable, "--agent", "x", "--", "true"}, exitUsage, `no agent "x"; the file defines a`},
+		{"agent without config", []string{"run", "--agent", "x", "--", "true"}, exitUsage, "--agent needs --config"},
+		{"valid file, unusable workspace", []string{"run", "--config", unusable, "--", "true"}, exitSetup, "does-not-exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var code int
-			stderr := captureStderr(t, func() { code = run(tt.args) })
-			assert.Equal(t, tt.want, code)
-			assert.Regexp(t, `^corral: [^\n]+\n$`, stderr, "one line naming the problem")
+			_, stderr, code := cli(t, ws, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			assertOneLine(t, stderr, tt.stderr)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 		})
 	}
 }
 
-// captureStderr returns what fn writes to os.Stderr; it must be little
-// enough to fit in a pipe.
-func captureStderr(t *testing.T, fn func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
+// TestRunWithConfigFile runs commands in sandboxes built from a file.
+func TestRunWithConfigFile(t *testing.T) {
+	ws := workspace(t)
+	path := writeConfig(t, `[[agents]]
+id = "offline"
+[agents.sandbox]
+workspace = "`+ws+`"
+network = "none"
+env = ["FROM_FILE=file"]
+`)
+	// /proc/net/dev lists the interfaces of the reader's network namespace.
+	probe := "echo $FROM_FILE $FROM_FLAG; grep -c : /proc/net/dev; pwd"
+	stdout, stderr, code := cli(t, t.TempDir(), "run", "--config", path, "--", "sh", "-c", probe)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "file\n1\n"+ws+"\n", stdout, "the file's env, network (loopback only) and workspace")
+
+	hostDev, err := os.ReadFile("/proc/net/dev")
 	require.NoError(t, err)
-	defer r.Close()
-	saved := os.Stderr
-	os.Stderr = w
-	defer func() { os.Stderr = saved }()
-	fn()
-	require.NoError(t, w.Close())
-	out, err := io.ReadAll(r)
-	require.NoError(t, err)
-	return string(out)
+	hostInterfaces := strings.Count(string(hostDev), ":")
+	stdout, stderr, code = cli(t, t.TempDir(), "run", "--config", path, "--net", "host", "--env", "FROM_FLAG=flag", "--", "sh", "-c", probe)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, fmt.Sprintf("file flag\n%d\n%s\n", hostInterfaces, ws), stdout,
+		"flags add to the file's env; --net host replaces its network")
 }
