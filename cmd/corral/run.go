@@ -25,6 +25,10 @@ type runFlags struct {
 	cwd       string
 	env       []string
 	timeout   time.Duration
+
+	configFile string         // --config: see agentconfig.go
+	agent      string         // --agent
+	cmd        *cobra.Command // to ask which flags were given
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -37,6 +41,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
+	f.registerConfig(cmd)
 }
 
 // validate catches flag values that are usage errors rather than sandbox
@@ -61,7 +66,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		}
 		ws = wd
 	}
-	return corral.Config{
+	return f.withConfigFile(corral.Config{
 		Workspace:     ws,
 		WritablePaths: f.writable,
 		ReadOnlyPaths: f.readOnly,
@@ -72,7 +77,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)
 		},
-	}, nil
+	})
 }
 
 func newRunCmd() *cobra.Command {
@@ -82,6 +87,8 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a command inside the sandbox",
 		Long: `Run CMD inside the sandbox: the host is read-only, the workspace and
 --writable paths are writable, /tmp is private, --hide paths are unreadable.
+
+` + configHelp + `
 
 Exit status: the command's own; 128+N when killed by signal N; 127 command not
 found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
@@ -104,6 +111,10 @@ func usageError(format string, args ...any) error {
 
 func runCommand(f *runFlags, args []string) error {
 	cfg, err := f.config()
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"slices"
+
+	"github.com/corralhq/corral"
+)
+
+// Config is a parsed and validated config file. Treat it as read-only: a
+// [Runtime] hands the same value to every goroutine.
+type Config struct {
+	// File is the absolute path the config was read from.
+	File string
+	// Agents are in file order, with unique ids.
+	Agents []Agent
+}
+
+// Agent is one [[agents]] entry.
+type Agent struct {
+	ID      string
+	Sandbox Sandbox
+}
+
+// Sandbox is an agent's [agents.sandbox] table with every default filled in
+// and every path absolute.
+type Sandbox struct {
+	// Mode is corral.ModeEnabled unless the file says "disabled".
+	Mode corral.Mode
+	// Workspace is empty when the file leaves it to the program, which
+	// usually derives it from the agent's id.
+	Workspace     string
+	WritablePaths []string
+	ReadOnlyPaths []string
+	HiddenPaths   []string
+	// Network is corral.NetworkHost unless the file says "none".
+	Network corral.Network
+	// Fallback says what to do when the sandbox cannot be built.
+	Fallback Fallback
+	// Env holds "KEY" (copy the caller's value) and "KEY=VALUE" entries.
+	Env []string
+	// AllowPlanting names entries of corral.ProtectedNames left writable.
+	AllowPlanting []string
+}
+
+// Fallback says what happens when the host cannot give the sandbox that
+// Mode asks for.
+type Fallback string
+
+const (
+	// FallbackFail refuses to run the command (the default).
+	FallbackFail Fallback = "fail"
+	// FallbackWarn runs it with what the host offers, down to no sandbox at
+	// all, and logs a warning.
+	FallbackWarn Fallback = "warn"
+)
+
+// defaultSandbox is the one place defaults live: a [agents.sandbox] table
+// that is absent, or leaves a key out, gets the value set here. Absent lists
+// stay empty and an absent workspace stays "" for the program to choose.
+func defaultSandbox() Sandbox {
+	return Sandbox{
+		Mode:     corral.ModeEnabled,
+		Network:  corral.NetworkHost,
+		Fallback: FallbackFail,
+	}
+}
+
+// Agent returns the agent with the given id.
+func (c *Config) Agent(id string) (Agent, bool) {
+	for _, a := range c.Agents {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// IDs returns the agents' ids in file order.
+func (c *Config) IDs() []string {
+	ids := make([]string, len(c.Agents))
+	for i, a := range c.Agents {
+		ids[i] = a.ID
+	}
+	return ids
+}
+
+// CorralConfig returns the library configuration for s. The lists are
+// copies, so the caller may extend them. A program still sets what a file
+// cannot hold, such as Logf, and the Workspace when s leaves it empty.
+//
+// Fallback has no counterpart in corral.Config yet; until it has, a program
+// that honours "warn" reads s.Fallback itself.
+func (s Sandbox) CorralConfig() corral.Config {
+	return corral.Config{
+		Mode:          s.Mode,
+		Workspace:     s.Workspace,
+		WritablePaths: slices.Clone(s.WritablePaths),
+		ReadOnlyPaths: slices.Clone(s.ReadOnlyPaths),
+		HiddenPaths:   slices.Clone(s.HiddenPaths),
+		Network:       s.Network,
+		Env:           slices.Clone(s.Env),
+		AllowPlanting: slices.Clone(s.AllowPlanting),
+	}
+}

@@ -1,0 +1,67 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+)
+
+// examplePath finds examples/corral.toml from this source file, so the test
+// also passes when its binary runs elsewhere (as the unprivileged run does).
+func examplePath(t testing.TB) string {
+	_, file, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	return filepath.Join(filepath.Dir(file), "..", "examples", "corral.toml")
+}
+
+// TestExampleFile keeps examples/corral.toml valid and saying what its
+// comments claim.
+func TestExampleFile(t *testing.T) {
+	cfg, err := Load(examplePath(t))
+	require.NoError(t, err)
+	require.Equal(t, []string{"coder", "reviewer"}, cfg.IDs())
+
+	coder, _ := cfg.Agent("coder")
+	assert.Equal(t, Sandbox{
+		Mode:          corral.ModeEnabled,
+		Network:       corral.NetworkHost,
+		Fallback:      FallbackFail,
+		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
+		AllowPlanting: []string{".git/hooks"},
+	}, coder.Sandbox)
+
+	reviewer, _ := cfg.Agent("reviewer")
+	assert.Equal(t, Sandbox{
+		Mode:     corral.ModeEnabled,
+		Network:  corral.NetworkNone,
+		Fallback: FallbackFail,
+		Env:      []string{"CI=1"},
+	}, reviewer.Sandbox)
+}
+
+// TestExampleFileCommentedKeys checks the keys shown commented out, which a
+// reader will uncomment first.
+func TestExampleFileCommentedKeys(t *testing.T) {
+	path := examplePath(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
+	require.Len(t, commented.FindAll(data, -1), 4, "the commented keys this test knows")
+	doc := commented.ReplaceAllString(string(data), "$1")
+
+	cfg, err := Parse(strings.NewReader(doc), path)
+	require.NoError(t, err)
+	coder, _ := cfg.Agent("coder")
+	assert.Equal(t, "/srv/agents/coder/workspace", coder.Sandbox.Workspace)
+	assert.Equal(t, []string{"/srv/cache/go-build"}, coder.Sandbox.WritablePaths)
+	assert.Equal(t, []string{"/srv/agents/coder/data"}, coder.Sandbox.ReadOnlyPaths)
+	assert.Equal(t, []string{"/home/me/.ssh"}, coder.Sandbox.HiddenPaths)
+}

@@ -1,0 +1,213 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// The document as decoded, before defaults and checks. Pointers tell a key
+// left out from one set to its zero value.
+type fileDoc struct {
+	Agents []agentDoc `toml:"agents"`
+}
+
+type agentDoc struct {
+	ID      *string     `toml:"id"`
+	Sandbox *sandboxDoc `toml:"sandbox"`
+}
+
+type sandboxDoc struct {
+	Mode          *string  `toml:"mode"`
+	Workspace     *string  `toml:"workspace"`
+	WritablePaths []string `toml:"writable_paths"`
+	ReadOnlyPaths []string `toml:"read_only_paths"`
+	HiddenPaths   []string `toml:"hidden_paths"`
+	Network       *string  `toml:"network"`
+	Fallback      *string  `toml:"fallback"`
+	Env           []string `toml:"env"`
+	AllowPlanting []string `toml:"allow_planting"`
+}
+
+// schema says what each key holds, by path with indices written "[]". It
+// turns the decoder's messages, which name Go types, into ones about the
+// file, and lists the keys a misspelt one could have meant.
+var schema = map[string]string{
+	"agents":                           "an array of tables",
+	"agents[]":                         "a table",
+	"agents[].id":                      "a string",
+	"agents[].sandbox":                 "a table",
+	"agents[].sandbox.mode":            "a string",
+	"agents[].sandbox.workspace":       "a string",
+	"agents[].sandbox.writable_paths":  "an array of strings",
+	"agents[].sandbox.read_only_paths": "an array of strings",
+	"agents[].sandbox.hidden_paths":    "an array of strings",
+	"agents[].sandbox.network":         "a string",
+	"agents[].sandbox.fallback":        "a string",
+	"agents[].sandbox.env":             "an array of strings",
+	"agents[].sandbox.allow_planting":  "an array of strings",
+}
+
+// Load reads and validates the config file at path. Relative paths inside
+// it are resolved against the file's directory.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return parse(data, path)
+}
+
+// Parse reads and validates a config document from r. name names the
+// document in errors, and relative paths inside it are resolved against
+// name's directory (itself taken relative to the current directory).
+func Parse(r io.Reader, name string) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", name, err)
+	}
+	return parse(data, name)
+}
+
+func parse(data []byte, name string) (*Config, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
+	idx, idxErr := buildIndex(data)
+	if idxErr == nil {
+		if err := checkKinds(name, idx); err != nil {
+			return nil, err
+		}
+	}
+	var doc fileDoc
+	if err := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields().Decode(&doc); err != nil {
+		if idxErr != nil {
+			idx = nil
+		}
+		return nil, decodeError(name, err, idx)
+	}
+	if idxErr != nil {
+		// The decoder accepted what the parser refused: report rather
+		// than guess positions.
+		return nil, &Error{File: name, Msg: idxErr.Error(), Err: idxErr}
+	}
+	r := &resolver{file: name, dir: filepath.Dir(abs), idx: idx}
+	cfg, err := r.config(&doc)
+	if err != nil {
+		return nil, err
+	}
+	cfg.File = abs
+	return cfg, nil
+}
+
+// utf8BOM starts files saved by some editors; TOML parsers refuse it.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// checkKinds compares every key the schema knows with what the document
+// holds there. The decoder would catch most mismatches too, but it accepts
+// a [agents] table as a one-agent array and names Go types in its messages.
+func checkKinds(name string, idx *index) error {
+	for _, e := range idx.entries {
+		if want := wants(e.path); want != "" && !compatible(want, e.kind) {
+			return &Error{File: name, Line: e.line, Key: e.path, Msg: fmt.Sprintf("want %s, not %s", want, e.kind)}
+		}
+	}
+	return nil
+}
+
+// decodeError turns a decoder error into an *Error with the full key path.
+// idx is nil when the document does not parse.
+func decodeError(name string, err error, idx *index) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		de := &strict.Errors[0]
+		line, col := de.Position()
+		e := &Error{File: name, Line: line, Key: strings.Join(de.Key(), "."), Msg: "unknown key", Err: err}
+		if en, ok := idx.at(line, col); ok {
+			e.Key = en.path
+			e.Msg = "unknown key" + suggestKeys(parent(en.path))
+		}
+		return e
+	}
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return &Error{File: name, Msg: err.Error(), Err: err}
+	}
+	line, col := de.Position()
+	e := &Error{File: name, Line: line, Msg: strings.TrimPrefix(de.Error(), "toml: "), Err: err}
+	if en, ok := idx.at(line, col); ok {
+		e.Key = en.path
+		if want := wants(en.path); want != "" && !compatible(want, en.kind) {
+			e.Msg = fmt.Sprintf("want %s, not %s", want, en.kind)
+		}
+	}
+	return e
+}
+
+// wants returns what the schema expects at path, or "" for a key it does
+// not know.
+func wants(path string) string {
+	g := generic(path)
+	if w, ok := schema[g]; ok {
+		return w
+	}
+	if elem, ok := strings.CutSuffix(g, "[]"); ok && schema[elem] == "an array of strings" {
+		return "a string"
+	}
+	return ""
+}
+
+// suggestKeys lists the keys the schema allows under parent.
+func suggestKeys(parent string) string {
+	prefix := generic(parent) + "."
+	if parent == "" {
+		prefix = ""
+	}
+	var keys []string
+	for k := range schema {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if ok && !strings.ContainsAny(rest, ".[") {
+			keys = append(keys, rest)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	return "; want one of " + strings.Join(keys, ", ")
+}
+
+// compatible reports whether a value of kind got fits a key that wants
+// want. An inline array is "an array" whatever it holds: its elements are
+// checked on their own.
+func compatible(want, got string) bool {
+	return want == got || (got == "an array" && strings.HasPrefix(want, "an array"))
+}
+
+// generic replaces every index in path with "[]".
+func generic(path string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			b.WriteString(path)
+			return b.String()
+		}
+		b.WriteString(path[:i])
+		b.WriteString("[]")
+		j := strings.IndexByte(path[i:], ']')
+		if j < 0 {
+			return b.String()
+		}
+		path = path[i+j+1:]
+	}
+}
