@@ -37,7 +37,10 @@ resolves them. Nothing is started, so this works on any OS.`,
 
 func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if platform != "linux" && platform != "darwin" {
-		return usageError("--platform: want linux or darwin, got %q", platform)
+		return usageError("--platform %q: want linux or darwin", platform)
+	}
+	if err := f.validate(); err != nil {
+		return err
 	}
 	cfg, err := f.config()
 	if err != nil {

@@ -16,31 +16,9 @@ import (
 	"github.com/corralhq/corral/seatbelt"
 )
 
-// runCLI runs the CLI in this process with its standard output and error
-// sent to files, and returns what it wrote and its exit status.
-func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	dir := t.TempDir()
-	outFile, err := os.Create(filepath.Join(dir, "stdout"))
-	require.NoError(t, err)
-	errFile, err := os.Create(filepath.Join(dir, "stderr"))
-	require.NoError(t, err)
-	oldOut, oldErr := os.Stdout, os.Stderr
-	os.Stdout, os.Stderr = outFile, errFile
-	code = run(args)
-	os.Stdout, os.Stderr = oldOut, oldErr
-	outFile.Close()
-	errFile.Close()
-	o, err := os.ReadFile(outFile.Name())
-	require.NoError(t, err)
-	e, err := os.ReadFile(errFile.Name())
-	require.NoError(t, err)
-	return string(o), string(e), code
-}
-
-// workspace makes a workspace with a git directory and a data directory,
-// reached through a symlink so that resolving it shows.
-func workspace(t *testing.T) (link, real string) {
+// linkedWorkspace makes a workspace with a git directory, a data directory
+// and a secret file, reached through a symlink so that resolving it shows.
+func linkedWorkspace(t *testing.T) (link, real string) {
 	t.Helper()
 	real, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
@@ -56,8 +34,8 @@ func workspace(t *testing.T) (link, real string) {
 var paramLine = regexp.MustCompile(`(?m)^;\s+-D([A-Z0-9_]+)=(.*) \\$`)
 
 func TestProfileDarwin(t *testing.T) {
-	link, real := workspace(t)
-	out, errOut, code := runCLI(t, "profile", "--platform", "darwin", "--workspace", link,
+	link, real := linkedWorkspace(t)
+	out, errOut, code := cli(t, real, "profile", "--platform", "darwin", "--workspace", link,
 		"--read-only", link+"/data", "--hide", link+"/.env", "--net", "none")
 	require.Equal(t, 0, code, errOut)
 	assert.Empty(t, errOut)
@@ -94,7 +72,7 @@ func TestProfileDarwin(t *testing.T) {
 }
 
 func TestProfileLinux(t *testing.T) {
-	link, real := workspace(t)
+	link, real := linkedWorkspace(t)
 	tests := []struct {
 		name    string
 		args    []string
@@ -107,7 +85,7 @@ func TestProfileLinux(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"profile", "--platform", "linux", "--workspace", link,
 				"--read-only", link + "/data", "--hide", link + "/.env"}, tt.args...)
-			out, errOut, code := runCLI(t, args...)
+			out, errOut, code := cli(t, real, args...)
 			require.Equal(t, 0, code, errOut)
 			for _, l := range []string{"user namespace", "mount namespace", "pid namespace"} {
 				assert.Contains(t, out, l)
@@ -131,36 +109,35 @@ func TestProfileDefaultsToThisOS(t *testing.T) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("no default platform on " + runtime.GOOS)
 	}
-	link, _ := workspace(t)
-	def, _, code := runCLI(t, "profile", "--workspace", link)
+	link, real := linkedWorkspace(t)
+	def, _, code := cli(t, real, "profile", "--workspace", link)
 	require.Equal(t, 0, code)
-	explicit, _, _ := runCLI(t, "profile", "--platform", runtime.GOOS, "--workspace", link)
+	explicit, _, _ := cli(t, real, "profile", "--platform", runtime.GOOS, "--workspace", link)
 	assert.Equal(t, explicit, def)
 }
 
 func TestProfileErrors(t *testing.T) {
-	link, real := workspace(t)
+	link, real := linkedWorkspace(t)
 	tests := []struct {
 		name string
 		args []string
 		code int
 		want string
 	}{
-		{"bad platform", []string{"--platform", "windows", "--workspace", link}, exitUsage, `--platform: want linux or darwin, got "windows"`},
+		{"bad platform", []string{"--platform", "windows", "--workspace", link}, exitUsage, `--platform "windows": want linux or darwin`},
 		{"command given", []string{"--workspace", link, "--", "sh"}, exitUsage, "unknown command"},
 		{"unknown flag", []string{"--bogus"}, exitUsage, "unknown flag"},
 		{"missing workspace", []string{"--workspace", filepath.Join(link, "missing")}, exitSetup, "config Workspace"},
-		{"bad network", []string{"--workspace", link, "--net", "wifi"}, exitSetup, "config Network"},
+		{"bad network", []string{"--workspace", link, "--net", "wifi"}, exitUsage, `--net "wifi"`},
+		{"negative timeout", []string{"--workspace", link, "--timeout", "-1s"}, exitUsage, "--timeout"},
 		{"hidden workspace", []string{"--platform", "darwin", "--workspace", link, "--hide", filepath.Dir(real)}, exitSetup, "config HiddenPaths"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runCLI(t, append([]string{"profile"}, tt.args...)...)
+			out, errOut, code := cli(t, real, append([]string{"profile"}, tt.args...)...)
 			assert.Equal(t, tt.code, code)
 			assert.Empty(t, out)
-			assert.Contains(t, errOut, tt.want)
-			assert.True(t, strings.HasPrefix(errOut, "corral: "), errOut)
-			assert.NotContains(t, errOut, "goroutine", "no stack trace")
+			assertOneLine(t, errOut, tt.want)
 		})
 	}
 }
