@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/mounts"
+	"github.com/corralhq/corral/seatbelt"
+)
+
+func newProfileCmd() *cobra.Command {
+	var f runFlags
+	var platform string
+	cmd := &cobra.Command{
+		Use:   "profile [--platform linux|darwin] [run flags]",
+		Short: "Print the sandbox run would build, without running anything",
+		Long: `Print what 'corral run' with the same flags would build: for linux the
+protection layers and the mount plan, for darwin the Seatbelt profile and the
+parameters sandbox-exec gets. Paths are resolved on this machine, as run
+resolves them. Nothing is started, so this works on any OS.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printProfile(cmd.OutOrStdout(), platform, &f)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&platform, "platform", runtime.GOOS, "print for `OS`: linux or darwin")
+	return cmd
+}
+
+func printProfile(w io.Writer, platform string, f *runFlags) error {
+	if platform != "linux" && platform != "darwin" {
+		return usageError("--platform %q: want linux or darwin", platform)
+	}
+	if err := f.validate(); err != nil {
+		return err
+	}
+	cfg, err := f.config()
+	if err != nil {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	if cfg, err = cfg.Resolved(); err != nil {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	if platform == "darwin" {
+		return printSeatbelt(w, cfg)
+	}
+	printLinux(w, cfg)
+	return nil
+}
+
+// layer is one protection of the Linux backend, as profile lists it.
+type layer struct {
+	name string
+	what string
+	when func(corral.Config) bool // nil: always
+}
+
+// linuxLayers are the Linux backend's layers, outermost first.
+var linuxLayers = []layer{
+	{name: "user namespace", what: "runs as the caller's uid, no capabilities on the host"},
+	{name: "mount namespace", what: "read-only host root, private /tmp, minimal /dev, the mounts below"},
+	{name: "pid namespace", what: "host processes invisible; everything ends with the command"},
+	{name: "net namespace", what: "loopback only, no route out (--net none)",
+		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
+}
+
+func printLinux(w io.Writer, cfg corral.Config) {
+	fmt.Fprintln(w, "layers:")
+	for _, l := range linuxLayers {
+		if l.when == nil || l.when(cfg) {
+			fmt.Fprintf(w, "  %-16s %s\n", l.name, l.what)
+		}
+	}
+	plan := mounts.Build(mounts.Input{
+		Writable:  append([]string{cfg.Workspace}, cfg.WritablePaths...),
+		ReadOnly:  cfg.ReadOnlyPaths,
+		Hidden:    cfg.HiddenPaths,
+		Protected: protectedNames(cfg),
+	})
+	fmt.Fprintln(w, "\nmounts, in order (protect: only if the path exists when the sandbox starts):")
+	for _, m := range plan.Mounts {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+}
+
+func printSeatbelt(w io.Writer, cfg corral.Config) error {
+	p, err := seatbelt.Generate(seatbelt.Input{
+		Workspace:   cfg.Workspace,
+		Writable:    cfg.WritablePaths,
+		ReadOnly:    cfg.ReadOnlyPaths,
+		Hidden:      cfg.HiddenPaths,
+		Protected:   protectedNames(cfg),
+		TempDir:     filepath.Join(tempDir(), "corral-*"),
+		NetworkNone: cfg.Network == corral.NetworkNone,
+		Locate:      seatbelt.LocateProtected,
+	})
+	if err != nil {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	fmt.Fprintln(w, "; corral profile for darwin. TMPDIR stands for the private directory")
+	fmt.Fprintln(w, "; made for each command under the caller's temporary directory.")
+	fmt.Fprint(w, p)
+	return nil
+}
+
+// protectedNames are the corral.ProtectedNames that cfg does not exempt.
+func protectedNames(cfg corral.Config) []string {
+	var out []string
+	for _, n := range corral.ProtectedNames {
+		if !slices.Contains(cfg.AllowPlanting, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// tempDir is where run makes each command's temporary directory.
+func tempDir() string {
+	if d, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
+		return d
+	}
+	return os.TempDir()
+}

@@ -1,0 +1,32 @@
+package corral
+
+import "slices"
+
+// Resolved returns c as a sandbox built from it sees it: validated, with
+// defaults filled in, every path absolute and free of symlinks, duplicates
+// dropped. It is what `corral profile` prints from; New resolves the same
+// way.
+func (c Config) Resolved() (Config, error) {
+	s, err := c.resolve()
+	if err != nil {
+		return Config{}, err
+	}
+	r := c
+	r.Mode, r.Network = s.Mode, s.Network
+	r.Workspace = s.Workspace
+	r.WritablePaths, r.ReadOnlyPaths, r.HiddenPaths = s.Writable, s.ReadOnly, s.Hidden
+	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
+	return r, nil
+}
+
+// protectedNames are the entries of ProtectedNames that allow does not
+// exempt: those kept read-only inside writable roots.
+func protectedNames(allow []string) []string {
+	var out []string
+	for _, n := range ProtectedNames {
+		if !slices.Contains(allow, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
