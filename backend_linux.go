@@ -2,7 +2,6 @@ package corral
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/corralhq/corral/nsjail"
 )
@@ -13,18 +12,12 @@ func registerEntrypoints() { nsjail.Register() }
 type linuxBackend struct{ jail *nsjail.Jail }
 
 func newBackend(s *spec) (backend, error) {
-	protected := make([]string, 0, len(ProtectedNames))
-	for _, n := range ProtectedNames {
-		if !slices.Contains(s.AllowPlanting, n) {
-			protected = append(protected, n)
-		}
-	}
 	j, err := nsjail.New(nsjail.Options{
 		Workspace: s.Workspace,
 		Writable:  s.Writable,
 		ReadOnly:  s.ReadOnly,
 		Hidden:    s.Hidden,
-		Protected: protected,
+		Protected: protectedNames(s.AllowPlanting),
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
 	})

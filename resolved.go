@@ -30,3 +30,7 @@ func protectedNames(allow []string) []string {
 	}
 	return out
 }
+
+// Protected returns the entries of ProtectedNames that c keeps read-only
+// inside writable roots: all of them but those in AllowPlanting.
+func (c Config) Protected() []string { return protectedNames(c.AllowPlanting) }

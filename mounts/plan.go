@@ -133,6 +133,9 @@ func Build(in Input) *Plan {
 		if m.Kind == Hide && !visible(m.Path, binds) {
 			continue // under the private /tmp or /dev: the host's copy is not there
 		}
+		if m.Kind == Protect && hidden(m.Path, binds) {
+			continue // nothing under a hidden path can be reached to be planted
+		}
 		m.MakeTarget = onPlanTmpfs(m.Path, binds)
 		p.Mounts = append(p.Mounts, m)
 	}
@@ -173,6 +176,16 @@ func visible(p string, binds []Mount) bool {
 		return true
 	}
 	return !onPlanTmpfs(p, binds)
+}
+
+// hidden reports whether p lies strictly under a hidden path.
+func hidden(p string, binds []Mount) bool {
+	for _, b := range binds {
+		if b.Kind == Hide && b.Path != p && within(p, b.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 func depth(p string) int {

@@ -87,3 +87,12 @@ func TestKindString(t *testing.T) {
 	assert.Equal(t, "hide", Hide.String())
 	assert.Equal(t, "Kind(42)", Kind(42).String())
 }
+
+func TestBuildSkipsProtectedPathsUnderHiddenOnes(t *testing.T) {
+	p := Build(Input{
+		Writable:  []string{"/w"},
+		Hidden:    []string{"/w/.git"},
+		Protected: []string{".git/hooks", ".bashrc"},
+	})
+	assert.Equal(t, []string{"bind     /w", "protect  /w/.bashrc", "hide     /w/.git"}, paths(p)[4:])
+}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -83,7 +82,7 @@ func printLinux(w io.Writer, cfg corral.Config) {
 		Writable:  append([]string{cfg.Workspace}, cfg.WritablePaths...),
 		ReadOnly:  cfg.ReadOnlyPaths,
 		Hidden:    cfg.HiddenPaths,
-		Protected: protectedNames(cfg),
+		Protected: cfg.Protected(),
 	})
 	fmt.Fprintln(w, "\nmounts, in order (protect: only if the path exists when the sandbox starts):")
 	for _, m := range plan.Mounts {
@@ -97,7 +96,7 @@ func printSeatbelt(w io.Writer, cfg corral.Config) error {
 		Writable:    cfg.WritablePaths,
 		ReadOnly:    cfg.ReadOnlyPaths,
 		Hidden:      cfg.HiddenPaths,
-		Protected:   protectedNames(cfg),
+		Protected:   cfg.Protected(),
 		TempDir:     filepath.Join(tempDir(), "corral-*"),
 		NetworkNone: cfg.Network == corral.NetworkNone,
 		Locate:      seatbelt.LocateProtected,
@@ -109,17 +108,6 @@ func printSeatbelt(w io.Writer, cfg corral.Config) error {
 	fmt.Fprintln(w, "; made for each command under the caller's temporary directory.")
 	fmt.Fprint(w, p)
 	return nil
-}
-
-// protectedNames are the corral.ProtectedNames that cfg does not exempt.
-func protectedNames(cfg corral.Config) []string {
-	var out []string
-	for _, n := range corral.ProtectedNames {
-		if !slices.Contains(cfg.AllowPlanting, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // tempDir is where run makes each command's temporary directory.
