@@ -37,7 +37,7 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 	return p, nil
 }
 
-func (b *linuxBackend) close() error { return nil }
+func (b *linuxBackend) close() error { return b.jail.Close() }
 
 // translate turns a backend error into the package's typed errors.
 func translate(name string, err error) error {

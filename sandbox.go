@@ -3,6 +3,7 @@ package corral
 import (
 	"context"
 	"os"
+	"runtime"
 	"syscall"
 )
 
@@ -34,6 +35,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
 	}
+	// Sandboxes kept ready for commands are released with the Sandbox even
+	// when nobody calls Close.
+	runtime.AddCleanup(sb, func(b backend) { b.close() }, sb.backend)
 	return sb, nil
 }
 
@@ -54,8 +58,8 @@ func (sb *Sandbox) Command(ctx context.Context, name string, args ...string) *Cm
 // Workspace returns the canonical workspace path.
 func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
 
-// Close releases the helper processes the sandbox keeps. Commands already
-// running are killed.
+// Close releases the sandboxes kept built ahead of time for commands.
+// Commands already running are not affected.
 func (sb *Sandbox) Close() error { return sb.backend.close() }
 
 // backend starts commands for one platform's way of sandboxing.

@@ -24,6 +24,7 @@ func newSandbox(t *testing.T, cfg corral.Config) *corral.Sandbox {
 	t.Helper()
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
 	return sb
 }
 

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -222,4 +223,29 @@ func TestEscapes(t *testing.T) {
 			assert.False(t, a.escaped(boxed, r), "escaped the sandbox:\n%s", r)
 		})
 	}
+}
+
+// The second command runs in a sandbox built before the first one created
+// .git/hooks; the hooks must still be protected.
+func TestPlantingPathsCreatedByAnEarlierCommand(t *testing.T) {
+	script := `mkdir -p .git/hooks`
+	plant := `echo escaped > .git/hooks/pre-commit`
+
+	bare := newWorld(t)
+	require.Equal(t, 0, bare.bare(script).code)
+	bare.bare(plant)
+	require.True(t, fileHas(filepath.Join(bare.ws, ".git/hooks/pre-commit"), "escaped"), "the probe must work without the sandbox")
+
+	boxed := newWorld(t)
+	sb := newSandbox(t, boxed.config())
+	time.Sleep(300 * time.Millisecond) // let the sandbox build its ready sandboxes, before .git exists
+	run := func(s string) {
+		c := sb.Command(context.Background(), "sh", "-c", s)
+		c.Env = boxed.env()
+		c.Run()
+	}
+	run(script)
+	require.DirExists(t, filepath.Join(boxed.ws, ".git/hooks"), "the first command may create a repository")
+	run(plant)
+	assert.False(t, fileHas(filepath.Join(boxed.ws, ".git/hooks/pre-commit"), "escaped"), "planted a hook")
 }

@@ -81,6 +81,7 @@ func (w *world) sandboxed(cfg corral.Config, script string) result {
 	w.t.Helper()
 	sb, err := corral.New(cfg)
 	require.NoError(w.t, err)
+	defer sb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := sb.Command(ctx, "sh", "-c", script)

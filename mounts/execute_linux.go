@@ -96,18 +96,38 @@ func apply(m Mount) error {
 	case Bind, BindReadOnly:
 		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
 	case Protect:
-		fi, err := os.Lstat(oldRoot + m.Path)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil // nothing to protect; a symlink is protected by its target's rules
-		}
-		if err != nil {
-			return err
-		}
-		return bind(oldRoot+m.Path, target, true, false)
+		return nil // done by ProtectNow, when the command starts
 	case Hide:
 		return hide(oldRoot+m.Path, target)
 	}
 	return fmt.Errorf("unknown mount kind %v", m.Kind)
+}
+
+// ProtectNow makes the plan's protected paths read-only in the current root.
+// It runs when a command starts rather than when the tree is built, so a
+// path created since (a `git init` by the previous command, say) is covered
+// even in a sandbox built ahead of time. Each path is bound onto itself:
+// inside a writable root that is the host's own file.
+//
+// Preconditions: called after Execute, by the same process, before any
+// privilege is dropped.
+func ProtectNow(p *Plan) error {
+	for _, m := range p.Mounts {
+		if m.Kind != Protect {
+			continue
+		}
+		fi, err := os.Lstat(m.Path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			continue // nothing to protect; a symlink is protected by its target's rules
+		}
+		if err == nil {
+			err = bind(m.Path, m.Path, true, false)
+		}
+		if err != nil {
+			return &Error{Kind: Protect, Path: m.Path, Err: err}
+		}
+	}
+	return nil
 }
 
 func bind(src, target string, readOnly, makeTarget bool) error {

@@ -38,8 +38,8 @@ const (
 	Bind
 	// BindReadOnly binds a host path and makes it read-only.
 	BindReadOnly
-	// Protect binds a host path read-only if it exists when the sandbox
-	// starts; it is skipped otherwise.
+	// Protect binds a path read-only if it exists when the command starts
+	// (see ProtectNow); it is skipped otherwise.
 	Protect
 	// Hide covers a path with an empty, unreadable file or directory.
 	Hide

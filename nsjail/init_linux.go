@@ -126,6 +126,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 	if err != nil {
 		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
 	}
+	if err := mounts.ProtectNow(s.Plan); err != nil {
+		return 0, failureOf("mount", "", err)
+	}
 	if err := dropPrivileges(); err != nil {
 		return 0, failureOf("privileges", "", err)
 	}

@@ -22,17 +22,23 @@ type Options struct {
 	Hidden    []string
 	Protected []string // names relative to each writable root
 	NetNone   bool
-	// Direct clones sandboxes from the calling process instead of a spawner.
-	// It saves starting the spawner and suits small, short-lived callers
-	// such as the CLI; a caller with a large heap pays a full fork per spawn.
+	// Direct clones sandboxes from the calling process instead of a spawner,
+	// and keeps none built ahead. It saves starting the spawner and suits
+	// small, short-lived callers such as the CLI; a caller with a large heap
+	// pays a full fork per spawn.
 	Direct bool
 }
+
+// warm is how many sandboxes a Jail keeps built ahead of time, waiting for
+// a command. Each is an idle init of a few MiB.
+const warm = 2
 
 // Jail starts commands in sandboxes built from one Options.
 type Jail struct {
 	setup   setup
 	cloner  cloner
 	netNone bool
+	pool    *pool
 }
 
 // cloner produces fresh inits: a connection to one and its host pid.
@@ -51,10 +57,18 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{Plan: plan, NetNone: o.NetNone, Workspace: o.Workspace}, netNone: o.NetNone}
 	if o.Direct {
 		j.cloner = directCloner{}
+		j.pool = newPool(0, j.build)
 	} else {
 		j.cloner = sharedSpawner()
+		j.pool = newPool(warm, j.build)
 	}
 	return j, nil
+}
+
+// Close kills the sandboxes kept ready. Running commands are not affected.
+func (j *Jail) Close() error {
+	j.pool.close()
+	return nil
 }
 
 // Plan returns the mount plan every sandbox of j is built from.
@@ -69,8 +83,33 @@ type Command struct {
 	Stdio [3]*os.File
 }
 
-// Start builds a sandbox and starts c in it.
+// Start starts c in a sandbox: one built ahead of time when there is one
+// ready, a new one otherwise.
 func (j *Jail) Start(c *Command) (*Process, error) {
+	if p := j.pool.take(); p != nil {
+		if err := p.exec(c); err == nil {
+			return p, nil
+		}
+		// A ready sandbox that fails now was killed while it waited: the
+		// command deserves a fresh one rather than that error.
+		p.Kill()
+		p.release()
+	}
+	p, err := j.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.exec(c); err != nil {
+		p.Kill()
+		p.release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// build clones an init and has it build the sandbox, up to the point where
+// it waits for a command.
+func (j *Jail) build() (*Process, error) {
 	conn, pid, err := j.cloner.clone(j.netNone)
 	if err != nil {
 		return nil, &Error{Layer: "namespaces", Err: err}
@@ -83,7 +122,7 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd}
-	if err := p.start(&j.setup, c); err != nil {
+	if err := p.call(&j.setup, nil, func(r *reply) bool { return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
 		return nil, err
@@ -99,10 +138,8 @@ type Process struct {
 	once  sync.Once
 }
 
-func (p *Process) start(s *setup, c *Command) error {
-	if err := p.call(s, nil, func(r *reply) bool { return r.Ready }); err != nil {
-		return err
-	}
+// exec starts c in the built sandbox.
+func (p *Process) exec(c *Command) error {
 	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
 	return p.call(req, c.Stdio[:], func(r *reply) bool { return r.Started })
 }
