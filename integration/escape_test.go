@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -248,4 +249,37 @@ func TestPlantingPathsCreatedByAnEarlierCommand(t *testing.T) {
 	require.DirExists(t, filepath.Join(boxed.ws, ".git/hooks"), "the first command may create a repository")
 	run(plant)
 	assert.False(t, fileHas(filepath.Join(boxed.ws, ".git/hooks/pre-commit"), "escaped"), "planted a hook")
+}
+
+// A mount below / must be read-only too: the root is bound with every
+// submount. The test mounts a writable tmpfs in a namespace of its own and
+// builds the sandbox from there.
+func TestSubmountsAreReadOnly(t *testing.T) {
+	probe := func(bare bool) string {
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), roleEnv+"=submount", "CORRAL_TEST_DIR="+realDirOutsideTmp(t), "CORRAL_TEST_WS="+realDir(t))
+		if bare {
+			c.Env = append(c.Env, "CORRAL_TEST_BARE=1")
+		}
+		c.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}
+		c.Stderr = os.Stderr
+		out, err := c.Output()
+		require.NoError(t, err)
+		return string(out)
+	}
+	require.Equal(t, "written\n", probe(true), "the probe must work without the sandbox")
+	assert.Empty(t, probe(false), "wrote into a host submount")
+}
+
+// realDirOutsideTmp is a fresh directory in the user's home, not under /tmp:
+// the sandbox sees the host's copy of it rather than the private /tmp.
+func realDirOutsideTmp(t *testing.T) string {
+	d, err := os.MkdirTemp(homeDir(t), ".corral-submount-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }

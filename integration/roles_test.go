@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corralhq/corral"
 )
 
@@ -18,6 +20,8 @@ func runRole(role string) int {
 	switch role {
 	case "caller":
 		return runCaller()
+	case "submount":
+		return runSubmount()
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2
@@ -47,4 +51,30 @@ func runCaller() int {
 	}
 	fmt.Println("started")
 	select {}
+}
+
+// runSubmount runs in its own user and mount namespaces, where it may mount:
+// it mounts a tmpfs on CORRAL_TEST_DIR, tries to write into it (sandboxed or
+// bare), and prints "written" when the write reached the tmpfs.
+func runSubmount() int {
+	dir := os.Getenv("CORRAL_TEST_DIR")
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, ""); err != nil {
+		fmt.Fprintln(os.Stderr, "mount:", err)
+		return 1
+	}
+	script := "echo x > " + dir + "/probe"
+	if os.Getenv("CORRAL_TEST_BARE") != "" {
+		exec.Command("sh", "-c", script).Run()
+	} else {
+		sb, err := corral.New(corral.Config{Workspace: os.Getenv("CORRAL_TEST_WS")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		sb.Command(context.Background(), "sh", "-c", script).Run()
+	}
+	if _, err := os.Stat(dir + "/probe"); err == nil {
+		fmt.Println("written")
+	}
+	return 0
 }
