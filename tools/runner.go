@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corralhq/corral"
+)
+
+// errTimedOut is the cause of a command context whose timeout fired, which
+// tells it apart from the caller cancelling.
+var errTimedOut = errors.New("tool timeout")
+
+// defaultPath is the PATH a command gets when the sandbox's environment has
+// none.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// runner is what Shell and Exec share: a sandbox, its workspace and the
+// limits a command runs under.
+type runner struct {
+	sb   *corral.Sandbox
+	ws   workspace
+	opts Options
+}
+
+func newRunner(sb *corral.Sandbox, opts Options) (*runner, error) {
+	if sb == nil {
+		return nil, errors.New("tools: nil *corral.Sandbox")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if sb.Workspace() == "" {
+		return nil, errors.New("tools: the sandbox has no workspace; set corral.Config.Workspace")
+	}
+	ws, err := newWorkspace(sb.Workspace())
+	if err != nil {
+		return nil, err
+	}
+	return &runner{sb: sb, ws: ws, opts: opts}, nil
+}
+
+// invocation is one command to run.
+type invocation struct {
+	name    string
+	args    []string
+	dir     string // canonical, inside the workspace
+	env     []string
+	timeout time.Duration
+}
+
+// timeout turns a call's timeout_seconds into a duration within the limits.
+func (r *runner) timeout(seconds int) (time.Duration, error) {
+	if seconds == 0 {
+		return r.opts.DefaultTimeout, nil
+	}
+	limit := int64(r.opts.MaxTimeout / time.Second)
+	if seconds < 0 || int64(seconds) > limit {
+		return 0, &ArgError{Field: "timeout_seconds", Value: strconv.Itoa(seconds),
+			Reason: fmt.Sprintf("want 1 to %d", limit)}
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
+
+// environ is the sandbox's default environment with extra set on top and the
+// tools bin directory first on PATH.
+func (r *runner) environ(base, extra []string) []string {
+	env := slices.Clone(base)
+	for _, kv := range extra {
+		env = setEnv(env, kv)
+	}
+	if r.opts.ToolsBin == "" {
+		return env
+	}
+	path, ok := lookupEnv(env, "PATH")
+	if !ok || path == "" {
+		path = defaultPath
+	}
+	return setEnv(env, "PATH="+r.opts.ToolsBin+":"+path)
+}
+
+// run runs inv in the sandbox. The timeout is a context on the command, so
+// when it fires the sandbox's init is killed and with it every process the
+// command started.
+func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) {
+	tctx, cancel := context.WithTimeoutCause(ctx, inv.timeout, errTimedOut)
+	defer cancel()
+	cmd := r.sb.Command(tctx, inv.name, inv.args...)
+	cmd.Dir = inv.dir
+	cmd.Env = r.environ(cmd.Environ(), inv.env)
+	stdout, stderr := newCapture(r.opts.MaxOutputBytes), newCapture(r.opts.MaxOutputBytes)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
+	err := cmd.Run()
+	out := &ShellOutput{Timeout: inv.timeout, Duration: time.Since(start)}
+	out.Stdout, out.StdoutCut = stdout.result()
+	out.Stderr, out.StderrCut = stderr.result()
+	if err := exitStatus(out, err, tctx, ctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", inv.name, err)
+	}
+	return out, nil
+}
+
+// exitStatus fills in how the command ended. It returns an error only when
+// there is no output to report: the command never started, or the caller
+// gave up on it.
+func exitStatus(out *ShellOutput, err error, tctx, parent context.Context) error {
+	var ee *corral.ExitError
+	switch {
+	case parent.Err() != nil:
+		return parent.Err()
+	case errors.Is(context.Cause(tctx), errTimedOut):
+		out.TimedOut, out.ExitCode = true, -1
+		return nil
+	case err == nil:
+		out.Success = true
+		return nil
+	case errors.As(err, &ee):
+		out.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			out.Signal = "signal " + ws.Signal().String()
+		}
+		return nil
+	}
+	return err
+}
+
+func lookupEnv(env []string, name string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// setEnv replaces every kv's variable in env, or appends it.
+func setEnv(env []string, kv string) []string {
+	name, _, _ := strings.Cut(kv, "=")
+	out := env[:0]
+	for _, old := range env {
+		if n, _, _ := strings.Cut(old, "="); n != name {
+			out = append(out, old)
+		}
+	}
+	return append(out, kv)
+}

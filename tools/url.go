@@ -1,0 +1,189 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ErrBlockedURL is wrapped by every *URLError.
+var ErrBlockedURL = errors.New("URL refused")
+
+// URLError reports a URL a browsing tool must not fetch.
+type URLError struct {
+	URL    string
+	Reason string
+}
+
+func (e *URLError) Error() string { return fmt.Sprintf("url %s: refused: %s", e.URL, e.Reason) }
+
+func (e *URLError) Unwrap() error { return ErrBlockedURL }
+
+// Resolver looks up the addresses of a host. *net.Resolver implements it;
+// tests use a fake so they never query real DNS.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// metadataHosts are names of cloud metadata services, refused before any
+// lookup: inside a cloud instance they resolve to the metadata address, and
+// elsewhere a search domain could make them resolve to anything.
+var metadataHosts = []string{"metadata.google.internal", "metadata.aws.internal", "metadata"}
+
+// URLChecker decides whether a browsing tool may fetch a URL.
+//
+// Check resolves the host and refuses the URL when any of its addresses is
+// blocked. That alone leaves a gap, DNS rebinding: the name is resolved
+// again when the page is fetched, and a hostile DNS server can answer with a
+// public address for the check and a private one for the fetch. Close it by
+// fetching through a client whose dialer checks the address it actually
+// connects to: [NewTransport] for net/http, or [DialControl] on any
+// net.Dialer (for example in a proxy in front of a headless browser).
+type URLChecker struct {
+	// Resolver defaults to net.DefaultResolver.
+	Resolver Resolver
+}
+
+// CheckURL is URLChecker{}.Check.
+func CheckURL(ctx context.Context, raw string) (*url.URL, error) {
+	return (&URLChecker{}).Check(ctx, raw)
+}
+
+// Check parses raw and returns it when a browsing tool may fetch it: the
+// scheme is http or https, the host is not a metadata service or a local
+// name, and every address it resolves to is public (see BlockedAddr).
+// A refusal is a *URLError; a lookup failure is an error as well, since an
+// unchecked URL must not be fetched.
+func (c *URLChecker) Check(ctx context.Context, raw string) (*url.URL, error) {
+	u, host, err := parseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := literalAddr(host); ok {
+		return u, checkAddr(raw, host, a)
+	}
+	addrs, err := c.resolver().LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("url %s: resolve %s: %w", raw, host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, &URLError{URL: raw, Reason: fmt.Sprintf("%s has no addresses", host)}
+	}
+	for _, a := range addrs {
+		if err := checkAddr(raw, host, a); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func (c *URLChecker) resolver() Resolver {
+	if c.Resolver == nil {
+		return net.DefaultResolver
+	}
+	return c.Resolver
+}
+
+// parseURL parses raw and returns it with its normalized host name.
+func parseURL(raw string) (*url.URL, string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, "", &URLError{URL: raw, Reason: "not a valid URL"}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", &URLError{URL: raw, Reason: fmt.Sprintf("scheme %q: only http and https are allowed", u.Scheme)}
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	switch {
+	case host == "":
+		return nil, "", &URLError{URL: raw, Reason: "no host"}
+	case isMetadataHost(host):
+		return nil, "", &URLError{URL: raw, Reason: fmt.Sprintf("%s is a cloud metadata endpoint", host)}
+	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+		return nil, "", &URLError{URL: raw, Reason: fmt.Sprintf("%s is loopback", host)}
+	}
+	return u, host, nil
+}
+
+func isMetadataHost(host string) bool {
+	for _, h := range metadataHosts {
+		if host == h {
+			return true
+		}
+	}
+	return false
+}
+
+func checkAddr(raw, host string, a netip.Addr) error {
+	if why, blocked := BlockedAddr(a); blocked {
+		if host == a.String() {
+			return &URLError{URL: raw, Reason: fmt.Sprintf("%s is %s", a, why)}
+		}
+		return &URLError{URL: raw, Reason: fmt.Sprintf("%s resolves to %s, which is %s", host, a, why)}
+	}
+	return nil
+}
+
+// literalAddr parses host as an IP address, including the shorthand IPv4
+// forms browsers accept and a resolver may not ("127.1", "2130706433",
+// "0x7f.0.0.1", "0177.0.0.1"), so that no spelling of an address skips the
+// check.
+func literalAddr(host string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a, true
+	}
+	return parseLegacyIPv4(host)
+}
+
+// parseLegacyIPv4 parses host the way the WHATWG URL standard parses an
+// IPv4 host: one to four dot-separated numbers, each decimal, octal (a
+// leading 0) or hex (0x); the last fills the remaining bytes.
+func parseLegacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	nums := make([]uint64, len(parts))
+	for i, p := range parts {
+		n, ok := parseIPv4Number(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		nums[i] = n
+	}
+	var v uint64
+	for i, n := range nums[:len(nums)-1] {
+		if n > 255 {
+			return netip.Addr{}, false
+		}
+		v |= n << (8 * (3 - i))
+	}
+	last := nums[len(nums)-1]
+	if last >= 1<<(8*(5-len(nums))) {
+		return netip.Addr{}, false
+	}
+	v |= last
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+func parseIPv4Number(s string) (uint64, bool) {
+	base := 10
+	switch {
+	case s == "":
+		return 0, false
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
+		s, base = s[2:], 16
+		if s == "" {
+			return 0, true
+		}
+	case len(s) > 1 && s[0] == '0':
+		s, base = s[1:], 8
+	}
+	n, err := strconv.ParseUint(s, base, 32)
+	return n, err == nil
+}
