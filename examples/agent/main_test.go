@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+)
+
+func TestMain(m *testing.M) {
+	if corral.Init() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestAgentRun(t *testing.T) {
+	var log bytes.Buffer
+	tr, err := run(context.Background(), &log)
+	require.NoError(t, err)
+	require.Len(t, tr.Turns, 7, "the run ends at the leak, before the last scripted call")
+
+	assert.Contains(t, tr.Turns[0].Result, "Exit code: 0")
+	assert.Contains(t, tr.Turns[0].Result, "6 notes.md", "the tools bin program ran")
+	assert.Contains(t, tr.Turns[1].Result, "outside the workspace")
+	assert.Contains(t, tr.Turns[2].Result, "Read-only file system")
+	assert.Contains(t, tr.Turns[3].Result, "Read-only file system")
+	assert.Contains(t, tr.Turns[4].Result, "env LD_PRELOAD: refused")
+	assert.Equal(t, skip, tr.Turns[5].Action)
+	assert.Equal(t, terminate, tr.Turns[6].Action)
+	assert.Empty(t, tr.Turns[6].Result, "the leaked output never reaches the model")
+	assert.Contains(t, tr.Terminated, "contains a secret")
+
+	assert.NotContains(t, log.String(), fakeKey, "the log never shows the key")
+	for _, turn := range tr.Turns {
+		assert.NotContains(t, turn.Result, fakeKey)
+	}
+}
