@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/corralhq/corral"
@@ -85,7 +86,10 @@ func (e *Exec) Run(ctx context.Context, args ExecArgs) (*ExecOutput, error) {
 	if args.Program == "" {
 		return nil, &ArgError{Field: "program", Reason: "empty"}
 	}
-	if strings.ContainsRune(args.Program, 0) || strings.ContainsRune(strings.Join(args.Args, ""), 0) {
+	if strings.ContainsRune(args.Program, 0) {
+		return nil, &ArgError{Field: "program", Reason: "contains a NUL byte"}
+	}
+	if slices.ContainsFunc(args.Args, func(a string) bool { return strings.ContainsRune(a, 0) }) {
 		return nil, &ArgError{Field: "args", Reason: "contains a NUL byte"}
 	}
 	env, err := checkEnvVars(args.Env)

@@ -102,8 +102,8 @@ func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) 
 	out := &ShellOutput{Timeout: inv.timeout, Duration: time.Since(start)}
 	out.Stdout, out.StdoutCut = stdout.result()
 	out.Stderr, out.StderrCut = stderr.result()
-	if err := exitStatus(out, err, tctx, ctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", inv.name, err)
+	if err := exitStatus(tctx, ctx, out, err); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -111,16 +111,16 @@ func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) 
 // exitStatus fills in how the command ended. It returns an error only when
 // there is no output to report: the command never started, or the caller
 // gave up on it.
-func exitStatus(out *ShellOutput, err error, tctx, parent context.Context) error {
+func exitStatus(tctx, parent context.Context, out *ShellOutput, err error) error {
 	var ee *corral.ExitError
 	switch {
-	case parent.Err() != nil:
-		return parent.Err()
-	case errors.Is(context.Cause(tctx), errTimedOut):
-		out.TimedOut, out.ExitCode = true, -1
-		return nil
 	case err == nil:
 		out.Success = true
+		return nil
+	case parent.Err() != nil:
+		return fmt.Errorf("command cancelled: %w", parent.Err())
+	case errors.Is(context.Cause(tctx), errTimedOut):
+		out.TimedOut, out.ExitCode = true, -1
 		return nil
 	case errors.As(err, &ee):
 		out.ExitCode = ee.ExitCode()

@@ -363,3 +363,81 @@ func TestCommandsSeeTheWorkspace(t *testing.T) {
 	assert.Equal(t, "workspace notes\noriginal\n", out.Stdout)
 	assert.FileExists(t, filepath.Join(in.ws, "made.txt"))
 }
+
+func TestArgumentsRefusedBeforeRunning(t *testing.T) {
+	in := newInstance(t, corral.ModeEnabled)
+	ctx := context.Background()
+	shellCases := map[string]ShellArgs{
+		"command":         {Command: "  "},
+		"command NUL":     {Command: "echo a\x00b"},
+		"timeout_seconds": {Command: "true", TimeoutSeconds: -5},
+		"working_dir NUL": {Command: "true", WorkingDir: "a\x00"},
+	}
+	for name, args := range shellCases {
+		out, err := in.shell.Run(ctx, args)
+		var ae *ArgError
+		require.ErrorAs(t, err, &ae, name)
+		assert.Nil(t, out, name)
+	}
+	execCases := map[string]ExecArgs{
+		"program":     {},
+		"program NUL": {Program: "ls\x00"},
+		"args NUL":    {Program: "ls", Args: []string{"a", "b\x00"}},
+		"env":         {Program: "ls", Env: []EnvVar{{Key: "A=B"}}},
+		"timeout":     {Program: "ls", TimeoutSeconds: 1 << 40},
+	}
+	for name, args := range execCases {
+		out, err := in.exec.Run(ctx, args)
+		var ae *ArgError
+		require.ErrorAs(t, err, &ae, name)
+		assert.Nil(t, out, name)
+	}
+	_, err := in.exec.Run(ctx, ExecArgs{Program: "no-such-program-xyz"})
+	assert.EqualError(t, err, "exec no-such-program-xyz: executable file not found")
+}
+
+// TestFormerlyFilteredCommandsRun runs commands the old string filters
+// refused. They run now, and the secret the filters were protecting is
+// still out of reach: corral keeps secret-looking variables out of the
+// environment, and /proc shows only the sandbox's own processes.
+func TestFormerlyFilteredCommandsRun(t *testing.T) {
+	const secret = "sk-test-0123456789abcdefghijklmnopqrstuv"
+	t.Setenv("CORRAL_TOOLS_TEST_API_KEY", secret)
+	in := newInstance(t, corral.ModeEnabled)
+	tests := []struct {
+		command string
+		// hostShows says the command finds the secret on the host. Other
+		// processes' environments there date from before the test set it.
+		hostShows bool
+	}{
+		{"printenv", true},
+		{"env", true},
+		{"set", true},
+		{"export -p", true},
+		{`echo "$CORRAL_TOOLS_TEST_API_KEY" ${CORRAL_TOOLS_TEST_API_KEY}`, true},
+		{"echo $(printenv) `env`", true},
+		{"eval 'env'", true},
+		{"exec env", true},
+		{"cat /proc/self/environ", true},
+		{"cat < /dev/stdin; env > /dev/fd/1", true},
+		{"python3 -c 'import os; print(os.environ)'", true},
+		{"perl -e 'print %ENV'", true},
+		{"cat /proc/*/environ", false},
+		{"cat /proc/1/environ /proc/$PPID/environ", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.command, func(t *testing.T) {
+			out, err := in.shell.Run(context.Background(), ShellArgs{Command: tt.command})
+			require.NoError(t, err)
+			assert.NotContains(t, out.Stdout+out.Stderr, secret)
+
+			// On the host, with the caller's environment, the same command
+			// finds the secret, so the check above can fail.
+			res, err := UnsandboxedShell(context.Background(), tt.command, in.ws)
+			require.NoError(t, err)
+			if tt.hostShows {
+				assert.Contains(t, res.Stdout+res.Stderr, secret)
+			}
+		})
+	}
+}
