@@ -19,6 +19,8 @@ func (d *directBackend) start(req *startRequest) (process, error) {
 		cmd.Dir = d.workspace
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdio[0], req.Stdio[1], req.Stdio[2]
+	// Its own process group, so Kill reaches what it started as well.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, execError(req.Name, err)
 	}
@@ -31,7 +33,7 @@ type directProcess struct{ cmd *exec.Cmd }
 
 func (p *directProcess) Pid() int { return p.cmd.Process.Pid }
 
-func (p *directProcess) Kill() error { return p.cmd.Process.Kill() }
+func (p *directProcess) Kill() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
 
 func (p *directProcess) Wait() (syscall.WaitStatus, error) {
 	err := p.cmd.Wait()
