@@ -95,6 +95,8 @@ func apply(m Mount) error {
 		return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
 	case Bind, BindReadOnly:
 		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
+	case Overlay:
+		return mountOverlay(m, target)
 	case Protect:
 		return nil // done by ProtectNow, when the command starts
 	case Hide:

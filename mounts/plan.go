@@ -36,6 +36,10 @@ const (
 	Tmpfs
 	// Bind binds a host path read-write.
 	Bind
+	// Overlay mounts overlayfs at a writable root instead of binding it:
+	// the host path is the read-only lower layer and every write lands in
+	// Upper, so the host's files stay untouched.
+	Overlay
 	// BindReadOnly binds a host path and makes it read-only.
 	BindReadOnly
 	// Protect binds a path read-only if it exists when the command starts
@@ -45,7 +49,7 @@ const (
 	Hide
 )
 
-var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "ro-bind", "protect", "hide"}
+var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "overlay", "ro-bind", "protect", "hide"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -62,10 +66,16 @@ type Mount struct {
 	// MakeTarget says the mount point may be missing and lies on a tmpfs
 	// the plan created, so the executor may create it there.
 	MakeTarget bool
+	// Upper and Work are the overlay's upper and work directories on the
+	// host, for Kind Overlay only.
+	Upper, Work string `json:",omitempty"`
 }
 
 func (m Mount) String() string {
 	s := fmt.Sprintf("%-8s %s", m.Kind, m.Path)
+	if m.Kind == Overlay {
+		s += " (changes in " + m.Upper + ")"
+	}
 	if m.MakeTarget {
 		s += " (mount point created)"
 	}
@@ -96,6 +106,16 @@ type Input struct {
 	ReadOnly  []string
 	Hidden    []string
 	Protected []string // names relative to each writable root, e.g. ".git/hooks"
+	// Overlays are writable roots mounted as overlayfs instead of bound,
+	// so that writes go to a changeset rather than the host.
+	Overlays []OverlayRoot
+}
+
+// OverlayRoot says which writable root is mounted as overlayfs and where its
+// upper and work directories are. Both lie on one host filesystem outside
+// every writable root.
+type OverlayRoot struct {
+	Path, Upper, Work string
 }
 
 // Build computes the plan for in. It does not touch the filesystem.
@@ -112,7 +132,7 @@ func Build(in Input) *Plan {
 			binds = append(binds, Mount{Kind: k, Path: pth})
 		}
 	}
-	add(Bind, in.Writable...)
+	addWritable(&binds, in)
 	add(BindReadOnly, in.ReadOnly...)
 	for _, root := range in.Writable {
 		for _, name := range in.Protected {
@@ -140,6 +160,30 @@ func Build(in Input) *Plan {
 		p.Mounts = append(p.Mounts, m)
 	}
 	return p
+}
+
+// addWritable binds each writable root, or mounts its overlay. A writable
+// path inside an overlay is writable already, and binding the host's copy
+// there would let writes bypass the overlay, so it gets no mount of its own.
+func addWritable(binds *[]Mount, in Input) {
+	for _, p := range in.Writable {
+		if o, ok := overlayAt(in.Overlays, p); ok {
+			*binds = append(*binds, Mount{Kind: Overlay, Path: p, Upper: o.Upper, Work: o.Work})
+			continue
+		}
+		if !slices.ContainsFunc(in.Overlays, func(o OverlayRoot) bool { return within(p, o.Path) }) {
+			*binds = append(*binds, Mount{Kind: Bind, Path: p})
+		}
+	}
+}
+
+func overlayAt(overlays []OverlayRoot, p string) (OverlayRoot, bool) {
+	for _, o := range overlays {
+		if o.Path == p {
+			return o, true
+		}
+	}
+	return OverlayRoot{}, false
 }
 
 // dedupe drops a mount whose path and kind repeat an earlier one.
