@@ -14,8 +14,16 @@ import (
 // initCaps are the capabilities the init keeps across its exec, in its own
 // user namespace only: mounting and pivoting, bringing lo up, lowering the
 // namespace limits, and emptying the bounding set before it starts the
-// command.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE, unix.CAP_SETPCAP}
+// command. overlayfs records its mounter's credentials and acts with them
+// for good, so a changeset's overlay also needs what overlayfs does in the
+// upper directory: create entries in its mode-0 work directory, copy files
+// up keeping owner, mode and times (DAC_OVERRIDE, FOWNER, CHOWN, FSETID). In
+// a user namespace that maps only the caller's ids these reach only the
+// caller's own files.
+var initCaps = []uintptr{
+	unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE, unix.CAP_SETPCAP,
+	unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_CHOWN, unix.CAP_FSETID,
+}
 
 // cloneInit starts a fresh init in new user, mount and PID namespaces (and a
 // network namespace when netNone) and returns the caller's end of its socket.

@@ -75,7 +75,7 @@ func initMain([]string) int {
 // build makes the sandbox's world: the mount tree and the network.
 func build(s *setup) *failure {
 	if err := mounts.Execute(s.Plan); err != nil {
-		return failureOf("mount", "", err)
+		return failureOf(mountLayer(err), "", err)
 	}
 	if s.NetNone {
 		if err := loopbackUp(); err != nil {
@@ -105,6 +105,17 @@ func forbidNamespaces() error {
 		}
 	}
 	return nil
+}
+
+// mountLayer names the layer a mount failure belongs to: a changeset's
+// overlay is its own layer, so the caller learns that the changeset, not
+// the sandbox as a whole, could not be set up.
+func mountLayer(err error) string {
+	var me *mounts.Error
+	if errors.As(err, &me) && me.Kind == mounts.Overlay {
+		return "overlay"
+	}
+	return "mount"
 }
 
 // startCommand drops every privilege on this thread, then starts the command

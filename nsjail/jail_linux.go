@@ -22,6 +22,9 @@ type Options struct {
 	Hidden    []string
 	Protected []string // names relative to each writable root
 	NetNone   bool
+	// Overlays are writable roots (the workspace, for a changeset) mounted
+	// as overlayfs so that writes land in an upper directory instead.
+	Overlays []mounts.OverlayRoot
 	// Direct clones sandboxes from the calling process instead of a spawner,
 	// and keeps none built ahead. It saves starting the spawner and suits
 	// small, short-lived callers such as the CLI; a caller with a large heap
@@ -53,15 +56,23 @@ func New(o Options) (*Jail, error) {
 		ReadOnly:  o.ReadOnly,
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
+		Overlays:  o.Overlays,
 	})
 	j := &Jail{setup: setup{Plan: plan, NetNone: o.NetNone, Workspace: o.Workspace}, netNone: o.NetNone}
+	ahead := warm
 	if o.Direct {
 		j.cloner = directCloner{}
-		j.pool = newPool(0, j.build)
+		ahead = 0
 	} else {
 		j.cloner = sharedSpawner()
-		j.pool = newPool(warm, j.build)
 	}
+	if len(o.Overlays) > 0 {
+		// An overlay may be mounted only while its command runs: a sandbox
+		// built ahead would hold it beside the running one, and across an
+		// apply that changes the layers under it.
+		ahead = 0
+	}
+	j.pool = newPool(ahead, j.build)
 	return j, nil
 }
 
