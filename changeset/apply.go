@@ -1,0 +1,281 @@
+package changeset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ApplyOptions adjust Apply.
+type ApplyOptions struct {
+	// Force applies over originals that changed on the host since the
+	// changeset began, losing those changes.
+	Force bool
+}
+
+// Result reports what Apply did.
+type Result struct {
+	// Applied are the changes written to the real directory, including
+	// those found there already.
+	Applied []Change
+	// Skipped are changes Apply cannot carry out: sockets, fifos and
+	// devices.
+	Skipped []Change
+}
+
+// Apply writes the changes to the real directory (see "Applying" in the
+// package documentation). When an original changed since the changeset began
+// it applies nothing and returns a *ConflictError naming the files, unless
+// opts.Force. An error part-way returns what was applied so far; running
+// Apply again finishes the job.
+func (c *Changeset) Apply(opts ApplyOptions) (*Result, error) {
+	unlock, err := c.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res, err := c.apply(opts)
+	if err != nil {
+		return res, &fs.PathError{Op: "apply changeset", Path: c.dir, Err: err}
+	}
+	return res, nil
+}
+
+func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
+	changes, err := c.List()
+	if err != nil {
+		return nil, err
+	}
+	base, err := c.loadBaseline()
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(c.meta.Lower)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	k := &checker{root: root, upper: c.UpperDir(), base: base, changes: changes}
+	conflicts, done, err := k.check()
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 && !opts.Force {
+		return nil, &ConflictError{Conflicts: conflicts}
+	}
+	a := &applier{root: root, upper: c.UpperDir(), done: done, res: &Result{}}
+	if err := a.run(changes); err != nil {
+		return a.res, err
+	}
+	return a.res, c.settle(root, base, a.res.Applied)
+}
+
+// applier writes changes through an os.Root of the real directory.
+type applier struct {
+	root  *os.Root
+	upper string
+	done  map[string]bool
+	res   *Result
+}
+
+// run applies deletions deepest first, then the rest parents first, then
+// directory permissions deepest first, so that a read-only directory gets
+// its entries before it loses its write permission.
+func (a *applier) run(changes []Change) error {
+	for _, ch := range slices.Backward(changes) {
+		if ch.Status == Deleted {
+			if err := a.step(ch, a.remove); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ch := range changes {
+		if ch.Status != Deleted {
+			if err := a.step(ch, a.put); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ch := range slices.Backward(changes) {
+		if ch.Type == Dir {
+			if err := a.chmodDir(ch); err != nil {
+				return fmt.Errorf("%s: %w", ch.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (a *applier) step(ch Change, do func(Change) error) error {
+	switch {
+	case ch.Status != Deleted && !slices.Contains([]Type{File, Dir, Symlink}, ch.Type):
+		a.res.Skipped = append(a.res.Skipped, ch)
+		return nil
+	case !a.done[ch.Path]:
+		if err := do(ch); err != nil {
+			return fmt.Errorf("%s: %w", ch.Path, err)
+		}
+	}
+	a.res.Applied = append(a.res.Applied, ch)
+	return nil
+}
+
+func (a *applier) remove(ch Change) error {
+	err := a.root.RemoveAll(ch.Path)
+	if err != nil && isAbsent(err) {
+		return nil
+	}
+	return err
+}
+
+func (a *applier) put(ch Change) error {
+	switch ch.Type {
+	case Dir:
+		return a.putDir(ch)
+	case Symlink:
+		return a.replace(ch, func(tmp string) error { return a.root.Symlink(ch.Target, tmp) })
+	}
+	return a.replace(ch, func(tmp string) error { return a.copyFile(ch, tmp) })
+}
+
+// putDir makes sure ch.Path is a directory. It starts private; chmodDir
+// gives it its permissions once its entries are in.
+func (a *applier) putDir(ch Change) error {
+	fi, err := a.root.Lstat(ch.Path)
+	if err == nil && fi.IsDir() {
+		return nil
+	}
+	if err == nil {
+		if err := a.root.RemoveAll(ch.Path); err != nil {
+			return err
+		}
+	}
+	return a.root.Mkdir(ch.Path, 0o700)
+}
+
+// replace makes the new entry under a temporary name beside ch.Path, then
+// renames it into place: the path holds the old entry or the new one.
+func (a *applier) replace(ch Change, make func(tmp string) error) error {
+	tmp := path.Join(path.Dir(ch.Path), tempName())
+	if err := make(tmp); err != nil {
+		a.root.Remove(tmp)
+		return err
+	}
+	// rename(2) cannot put a file over a directory: that one must go first.
+	if fi, err := a.root.Lstat(ch.Path); err == nil && fi.IsDir() {
+		if err := a.root.RemoveAll(ch.Path); err != nil {
+			a.root.Remove(tmp)
+			return err
+		}
+	}
+	if err := a.root.Rename(tmp, ch.Path); err != nil {
+		a.root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func (a *applier) copyFile(ch Change, tmp string) error {
+	src, err := os.Open(filepath.Join(a.upper, filepath.FromSlash(ch.Path)))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := a.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	err = errors.Join(err, dst.Chmod(fs.FileMode(applied(ch.Mode))), dst.Close())
+	if err != nil {
+		return err
+	}
+	return a.root.Chtimes(tmp, fi.ModTime(), fi.ModTime())
+}
+
+func (a *applier) chmodDir(ch Change) error {
+	d, err := a.root.Open(ch.Path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Chmod(fs.FileMode(applied(ch.Mode))), d.Close())
+}
+
+// applied is the permission a change gets on the host: without setuid and
+// setgid, which a sandboxed command must not be able to plant.
+func applied(p Perm) Perm { return p &^ Perm(fs.ModeSetuid|fs.ModeSetgid) }
+
+// settle starts the changeset afresh over the new originals: every path it
+// touched, applied now or by an earlier, interrupted apply, gets a new
+// fingerprint, and the upper directory is emptied.
+func (c *Changeset) settle(root *os.Root, base baseline, applied []Change) error {
+	touched, err := c.upperPaths()
+	if err != nil {
+		return err
+	}
+	for _, ch := range applied {
+		touched = append(touched, ch.Path)
+	}
+	for _, p := range touched {
+		refingerprint(root, base, p)
+	}
+	if err := c.saveBaseline(base); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(c.UpperDir())
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := removeTree(filepath.Join(c.UpperDir(), e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upperPaths lists every path in the upper directory.
+func (c *Changeset) upperPaths() ([]string, error) {
+	var paths []string
+	upper := c.UpperDir()
+	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != upper {
+			paths = append(paths, relPath(upper, p))
+		}
+		return err
+	})
+	return paths, err
+}
+
+func refingerprint(root *os.Root, base baseline, p string) {
+	old, known := base[p]
+	fi, err := root.Lstat(p)
+	if err != nil {
+		delete(base, p)
+	} else {
+		base[p] = fingerprintOf(fi)
+	}
+	// What was beneath a directory that is gone went with it.
+	if known && old.Type == Dir && (err != nil || !fi.IsDir()) {
+		deleteBeneath(base, p)
+	}
+}
+
+func deleteBeneath(base baseline, p string) {
+	prefix := p + "/"
+	for k := range base {
+		if strings.HasPrefix(k, prefix) {
+			delete(base, k)
+		}
+	}
+}

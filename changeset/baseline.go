@@ -1,0 +1,109 @@
+package changeset
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// fingerprint is what an original looked like when the changeset began (see
+// "Conflicts" in the package documentation).
+type fingerprint struct {
+	Type  Type   `json:"t"`
+	Size  int64  `json:"s,omitempty"`
+	Perm  uint32 `json:"p"`
+	Mtime int64  `json:"m,omitempty"`
+	Ctime int64  `json:"c,omitempty"`
+	Ino   uint64 `json:"i,omitempty"`
+}
+
+// baseline maps slash-separated paths relative to the real directory to
+// their fingerprints.
+type baseline map[string]fingerprint
+
+func fingerprintOf(fi fs.FileInfo) fingerprint {
+	_, ino, ctime := fileIDs(fi)
+	return fingerprint{
+		Type:  typeOf(fi),
+		Size:  fi.Size(),
+		Perm:  uint32(perm(fi)),
+		Mtime: fi.ModTime().UnixNano(),
+		Ctime: ctime,
+		Ino:   ino,
+	}
+}
+
+// unchanged reports whether an entry with fingerprint f still has it. For a
+// directory only the type and permissions count: its times and size change
+// with every entry added or removed, and those are checked one by one.
+func (f fingerprint) unchanged(fi fs.FileInfo) bool {
+	g := fingerprintOf(fi)
+	if f.Type == Dir || g.Type == Dir {
+		return f.Type == g.Type && f.Perm == g.Perm
+	}
+	return f == g
+}
+
+// recordBaseline fingerprints every entry of the tree at lower. It stays on
+// lower's filesystem, as overlayfs does, and skips what it cannot read,
+// which a sandboxed command cannot read either.
+func recordBaseline(lower string) (baseline, error) {
+	root, err := os.Lstat(lower)
+	if err != nil {
+		return nil, err
+	}
+	rootDev, _, _ := fileIDs(root)
+	base := baseline{}
+	err = filepath.WalkDir(lower, func(p string, d fs.DirEntry, err error) error {
+		if p == lower {
+			return err
+		}
+		if err != nil {
+			return skip(d)
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // removed during the walk
+		}
+		base[relPath(lower, p)] = fingerprintOf(fi)
+		if dev, _, _ := fileIDs(fi); fi.IsDir() && dev != rootDev {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return base, err
+}
+
+func skip(d fs.DirEntry) error {
+	if d != nil && d.IsDir() {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+func relPath(root, p string) string {
+	return filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+}
+
+func (c *Changeset) loadBaseline() (baseline, error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, baselineName))
+	if err != nil {
+		return nil, err
+	}
+	var base baseline
+	if err := json.Unmarshal(b, &base); err != nil {
+		return nil, errors.Join(errors.New(baselineName+" is damaged"), err)
+	}
+	return base, nil
+}
+
+func (c *Changeset) saveBaseline(base baseline) error {
+	b, err := json.Marshal(base)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(c.dir, baselineName), b)
+}

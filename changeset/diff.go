@@ -1,0 +1,138 @@
+package changeset
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// maxDiffSize bounds the files Diff compares line by line; larger ones are
+// only said to differ.
+const maxDiffSize = 16 << 20
+
+// binaryProbe is how much of a file is searched for a NUL byte to call it
+// binary, as git does.
+const binaryProbe = 8000
+
+// Diff writes every change to w as a unified diff in the layout of git diff:
+// text files as hunks against the originals, binary files named ("Binary
+// files a/x and b/x differ"), symlinks as their targets, new, deleted and
+// changed permissions as mode lines. Directories, fifos, sockets and devices
+// have no content and appear only in List.
+func (c *Changeset) Diff(w io.Writer) error {
+	changes, err := c.List()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	for _, ch := range changes {
+		if err := c.writeDiff(bw, ch); err != nil {
+			return fmt.Errorf("diff %s: %w", ch.Path, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// side is one side of a file's diff: a regular file or a symlink.
+type side struct {
+	path     string
+	mode     uint32 // as git writes it: 0100644, 0120000
+	data     []byte
+	tooLarge bool
+}
+
+func (c *Changeset) writeDiff(w io.Writer, ch Change) error {
+	var old, new *side
+	var err error
+	if ch.Status != Added {
+		if old, err = readSide(filepath.Join(c.meta.Lower, filepath.FromSlash(ch.Path)), ch.OldType, ch.OldMode, ch.OldSize); err != nil {
+			return err
+		}
+	}
+	if ch.Status != Deleted {
+		if new, err = readSide(filepath.Join(c.UpperDir(), filepath.FromSlash(ch.Path)), ch.Type, ch.Mode, ch.Size); err != nil {
+			return err
+		}
+	}
+	if old != nil && new != nil && old.mode&0o170000 != new.mode&0o170000 {
+		// As in git, a change of type is a deletion and an addition.
+		if err := writeFileDiff(w, ch.Path, old, nil); err != nil {
+			return err
+		}
+		old = nil
+	}
+	if old == nil && new == nil {
+		return nil
+	}
+	return writeFileDiff(w, ch.Path, old, new)
+}
+
+func readSide(p string, t Type, m Perm, size int64) (*side, error) {
+	switch t {
+	case Symlink:
+		target, err := os.Readlink(p)
+		return &side{path: p, mode: 0o120000, data: []byte(target)}, err
+	case File:
+		s := &side{path: p, mode: 0o100000 | m.Unix()}
+		if size > maxDiffSize {
+			s.tooLarge = true
+			return s, nil
+		}
+		var err error
+		s.data, err = os.ReadFile(p)
+		return s, err
+	}
+	return nil, nil
+}
+
+func writeFileDiff(w io.Writer, p string, old, new *side) error {
+	a, b := "a/"+p, "b/"+p
+	fmt.Fprintf(w, "diff --git %s %s\n", a, b)
+	switch {
+	case old == nil:
+		fmt.Fprintf(w, "new file mode %06o\n", new.mode)
+		a = "/dev/null"
+	case new == nil:
+		fmt.Fprintf(w, "deleted file mode %06o\n", old.mode)
+		b = "/dev/null"
+	case old.mode != new.mode:
+		fmt.Fprintf(w, "old mode %06o\nnew mode %06o\n", old.mode, new.mode)
+	}
+	switch {
+	case old.isTooLarge() || new.isTooLarge():
+		if old == nil || new == nil || !sameLargeFile(old, new) {
+			fmt.Fprintf(w, "Files %s and %s differ (over %d MiB, not compared line by line)\n", a, b, maxDiffSize>>20)
+		}
+	case isBinary(old.content()) || isBinary(new.content()):
+		if !bytes.Equal(old.content(), new.content()) {
+			fmt.Fprintf(w, "Binary files %s and %s differ\n", a, b)
+		}
+	default:
+		_, err := io.WriteString(w, udiff.Unified(a, b, string(old.content()), string(new.content())))
+		return err
+	}
+	return nil
+}
+
+func (s *side) content() []byte {
+	if s == nil {
+		return nil
+	}
+	return s.data
+}
+
+func (s *side) isTooLarge() bool { return s != nil && s.tooLarge }
+
+func sameLargeFile(old, new *side) bool {
+	same, err := sameContent(old.path, new.path)
+	return err == nil && same
+}
+
+func isBinary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), binaryProbe)], 0) >= 0
+}
