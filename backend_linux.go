@@ -3,13 +3,17 @@ package corral
 import (
 	"errors"
 
+	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/nsjail"
 )
 
 func registerEntrypoints() { nsjail.Register() }
 
 // linuxBackend runs commands in namespace sandboxes.
-type linuxBackend struct{ jail *nsjail.Jail }
+type linuxBackend struct {
+	jail      *nsjail.Jail
+	changeset *changeset.Changeset // the workspace's overlay, or nil
+}
 
 func newBackend(s *spec) (backend, error) {
 	j, err := nsjail.New(nsjail.Options{
@@ -20,14 +24,22 @@ func newBackend(s *spec) (backend, error) {
 		Protected: protectedNames(s.AllowPlanting),
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
+		Overlays:  overlays(s),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &linuxBackend{jail: j}, nil
+	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
 }
 
 func (b *linuxBackend) start(req *startRequest) (process, error) {
+	if b.changeset != nil {
+		return b.startInChangeset(req)
+	}
+	return b.startJail(req)
+}
+
+func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	p, err := b.jail.Start(&nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
 	})

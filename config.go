@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/corralhq/corral/changeset"
 )
 
 // Mode says whether commands run contained.
@@ -52,6 +54,14 @@ type Config struct {
 	// inside writable roots (for example ".git/hooks" for an agent that
 	// manages hooks on purpose).
 	AllowPlanting []string
+	// Changeset, when set, keeps the command's writes to the workspace out
+	// of the workspace: it is mounted as overlayfs with its changes in this
+	// directory, created when missing, for review and apply with package
+	// changeset. A later Sandbox given the same directory continues the
+	// same changeset; after Discard, commands fail until a new Sandbox
+	// creates it again. Linux only; other writable paths are still written
+	// directly. See [changeset] for the layout and limits.
+	Changeset string
 	// DirectSpawn clones each sandbox from the calling process instead of a
 	// small helper process. It saves starting the helper, which suits short
 	// programs with small heaps such as the corral CLI; a long-lived caller
@@ -97,6 +107,8 @@ type spec struct {
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
+	// Changeset is the open changeset the workspace is overlaid with, or nil.
+	Changeset *changeset.Changeset
 }
 
 // resolve validates c and canonicalizes its paths. It touches the filesystem

@@ -23,6 +23,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.openChangeset(cfg); err != nil {
+		return nil, err
+	}
 	sb := &Sandbox{spec: s, env: defaultEnv(os.Environ(), s.Env), logf: cfg.Logf}
 	if sb.logf == nil {
 		sb.logf = func(string, ...any) {}

@@ -1,0 +1,283 @@
+package changeset_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/changeset"
+)
+
+// These tests run real sandboxes over changesets, as root and (through
+// make test-unprivileged) as an ordinary user.
+
+func TestMain(m *testing.M) {
+	if corral.Init() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// workspace makes a directory with a few files of each kind.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	files := map[string]string{
+		"a.txt":                 "hello\n",
+		"d/x":                   "x\n",
+		"d/y":                   "y\n",
+		"e/deep/z":              "z\n",
+		"bin":                   "bin\x00ary",
+		"exec.sh":               "#!/bin/sh\n",
+		".git/hooks/pre-commit": "#!/bin/sh\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(ws, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(ws, "exec.sh"), 0o755))
+	require.NoError(t, os.Symlink("a.txt", filepath.Join(ws, "link")))
+	return ws
+}
+
+func sandbox(t *testing.T, cfg corral.Config) *corral.Sandbox {
+	t.Helper()
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func run(t *testing.T, sb *corral.Sandbox, script string) string {
+	t.Helper()
+	out, err := sb.Command(context.Background(), "sh", "-c", script).CombinedOutput()
+	require.NoError(t, err, string(out))
+	return string(out)
+}
+
+// snapshot records every path of a tree with its mode and content.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	snap := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		fi, err := d.Info()
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case d.IsDir():
+			snap[rel] = fi.Mode().String()
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			snap[rel] = "-> " + target
+		default:
+			b, _ := os.ReadFile(p)
+			snap[rel] = fi.Mode().String() + " " + string(b)
+		}
+		return nil
+	}))
+	return snap
+}
+
+const editScript = `set -e
+echo new > new.txt
+echo more >> a.txt
+rm d/x
+mv d/y d/moved
+rm -rf e; mkdir e; echo fresh > e/f
+ln -sfn d/moved link
+printf 'bin\001ary' > bin
+chmod 700 exec.sh
+mkdir -p nd/deeper; echo deep > nd/deeper/file
+`
+
+func TestSandboxChangeset(t *testing.T) {
+	ws := workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	before := snapshot(t, ws)
+
+	// Without a changeset the edits land in the workspace: the probe works.
+	plain := filepath.Join(t.TempDir(), "plain")
+	require.NoError(t, os.CopyFS(plain, os.DirFS(ws)))
+	run(t, sandbox(t, corral.Config{Workspace: plain}), editScript)
+	assert.NotEqual(t, before, snapshot(t, plain))
+
+	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir})
+	run(t, sb, editScript)
+	assert.Equal(t, before, snapshot(t, ws), "the workspace is untouched")
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	changes, err := cs.List()
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"M a.txt", "M bin", "A d/moved", "D d/x", "D d/y",
+		"R e/", "D e/deep/", "D e/deep/z", "A e/f",
+		"M exec.sh", "M link", "A nd/", "A nd/deeper/", "A nd/deeper/file", "A new.txt",
+	}, summaries(changes))
+
+	// A second sandbox on the same changeset sees the first one's changes.
+	out := run(t, sandbox(t, corral.Config{Workspace: ws, Changeset: dir}),
+		"cat new.txt e/f; readlink link; test ! -e d/x && echo gone")
+	assert.Equal(t, "new\nfresh\nd/moved\ngone\n", out)
+
+	res, err := cs.Apply(changeset.ApplyOptions{})
+	require.NoError(t, err)
+	assert.Len(t, res.Applied, len(changes))
+	assert.Equal(t, snapshot(t, plain), snapshot(t, ws), "applied, the workspace is as if written directly")
+	fi, err := os.Stat(filepath.Join(ws, "exec.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o700), fi.Mode().Perm())
+}
+
+func summaries(changes []changeset.Change) []string {
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.String()
+	}
+	return out
+}
+
+func TestSandboxChangesetConflict(t *testing.T) {
+	ws := workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	run(t, sandbox(t, corral.Config{Workspace: ws, Changeset: dir}), "echo sandbox >> a.txt; echo n > new")
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("host\n"), 0o644))
+	before := snapshot(t, ws)
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	_, err = cs.Apply(changeset.ApplyOptions{})
+	var ce *changeset.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, []changeset.Conflict{{Path: "a.txt", Reason: "changed on the host"}}, ce.Conflicts)
+	assert.Equal(t, before, snapshot(t, ws), "nothing applied")
+}
+
+func TestSandboxChangesetInUse(t *testing.T) {
+	ws := workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir})
+	first := sb.Command(context.Background(), "sh", "-c", "echo 1 > one; read line; exit 0")
+	r, stdin, err := os.Pipe()
+	require.NoError(t, err)
+	first.Stdin = r
+	require.NoError(t, first.Start())
+	r.Close()
+
+	err = sb.Command(context.Background(), "true").Run()
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "overlay", se.Layer)
+	assert.ErrorIs(t, err, changeset.ErrInUse)
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	_, err = cs.Apply(changeset.ApplyOptions{})
+	assert.ErrorIs(t, err, changeset.ErrInUse)
+
+	stdin.Close()
+	require.NoError(t, first.Wait())
+	out := run(t, sb, "cat one")
+	assert.Equal(t, "1\n", out)
+	_, err = cs.Apply(changeset.ApplyOptions{})
+	assert.NoError(t, err)
+}
+
+// TestSandboxOverlayFails proves that a changeset that cannot be mounted
+// stops the command instead of letting it write to the real files.
+func TestSandboxOverlayFails(t *testing.T) {
+	ws := workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir})
+	const write = "echo leaked > a.txt"
+	run(t, sb, write) // as made, the changeset mounts and takes the write
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, cs.Discard())
+	require.NoError(t, os.MkdirAll(cs.UpperDir(), 0o755))
+	require.NoError(t, os.WriteFile(cs.WorkDir(), nil, 0o600)) // no work directory
+	before := snapshot(t, ws)
+
+	err = sb.Command(context.Background(), "sh", "-c", write).Run()
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "overlay", se.Layer)
+	assert.Equal(t, ws, se.Path)
+	assert.Equal(t, before, snapshot(t, ws))
+}
+
+func TestSandboxChangesetProtects(t *testing.T) {
+	ws := workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	sub := filepath.Join(ws, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir, WritablePaths: []string{sub}})
+
+	// .git/hooks stays read-only inside the overlay; .git itself is not.
+	out, err := sb.Command(context.Background(), "sh", "-c", "echo x > .git/hooks/evil").CombinedOutput()
+	assert.Error(t, err, string(out))
+	run(t, sb, "echo x > .git/other")
+	// A writable path inside the workspace is written through the overlay.
+	run(t, sb, "echo s > sub/file")
+	_, err = os.Stat(filepath.Join(sub, "file"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	changes, err := cs.List()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A .git/other", "A sub/file"}, summaries(changes))
+}
+
+func TestSandboxChangesetConfig(t *testing.T) {
+	ws := workspace(t)
+	other := t.TempDir()
+	elsewhere := filepath.Join(t.TempDir(), "cs")
+	_, err := changeset.Create(elsewhere, other)
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		cfg  corral.Config
+		want string
+	}{
+		{"inside the workspace", corral.Config{Workspace: ws, Changeset: filepath.Join(ws, "cs")}, "inside the writable path"},
+		{"inside a writable path", corral.Config{Workspace: ws, WritablePaths: []string{other}, Changeset: filepath.Join(other, "cs")}, "inside the writable path"},
+		{"around the workspace", corral.Config{Workspace: ws, Changeset: filepath.Dir(ws)}, "contains the writable path"},
+		{"sandbox disabled", corral.Config{Workspace: ws, Mode: corral.ModeDisabled, Changeset: elsewhere}, "needs Mode enabled"},
+		{"another workspace's", corral.Config{Workspace: ws, Changeset: elsewhere}, "not to the workspace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := corral.New(tt.cfg)
+			var ce *corral.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "Changeset", ce.Field)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = os.Stat(filepath.Join(ws, "cs"))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing made in the workspace")
+		})
+	}
+}
+
+func TestSandboxChangesetStrangeNames(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, `ws, with:odd\chars`)
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	dir := filepath.Join(base, `cs,upper=x:y\z`)
+	run(t, sandbox(t, corral.Config{Workspace: ws, Changeset: dir}), "echo ok > f")
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	changes, err := cs.List()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A f"}, summaries(changes))
+}
