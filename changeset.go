@@ -17,10 +17,11 @@ func (s *spec) openChangeset(c Config) error {
 	if c.Changeset == "" {
 		return nil
 	}
-	if err := checkChangesetMode(s, c.Changeset); err != nil {
+	abs, err := s.changesetPath(c.Changeset)
+	if err != nil {
 		return err
 	}
-	dir, err := s.changesetDir(c.Changeset)
+	dir, err := s.makeChangesetDir(abs)
 	if err != nil {
 		return err
 	}
@@ -50,10 +51,13 @@ func checkChangesetMode(s *spec, value string) error {
 	return nil
 }
 
-// changesetDir makes the directory when missing and returns its canonical
-// path. Its place is checked before it is made and again once symlinks are
-// resolved.
-func (s *spec) changesetDir(p string) (string, error) {
+// changesetPath checks where the changeset named p would be and returns
+// that path, absolute, and free of symlinks once it exists. It creates
+// nothing: Resolved uses it too.
+func (s *spec) changesetPath(p string) (string, error) {
+	if err := checkChangesetMode(s, p); err != nil {
+		return "", err
+	}
 	if strings.ContainsRune(p, 0) {
 		return "", &ConfigError{Field: "Changeset", Value: p, Reason: "contains a NUL byte"}
 	}
@@ -61,11 +65,17 @@ func (s *spec) changesetDir(p string) (string, error) {
 	if err != nil {
 		return "", &ConfigError{Field: "Changeset", Value: p, Reason: err.Error()}
 	}
-	if err := s.checkChangesetPlace(abs); err != nil {
-		return "", err
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
 	}
+	return abs, s.checkChangesetPlace(abs)
+}
+
+// makeChangesetDir creates the directory when missing and checks its place
+// again once every symlink is resolved.
+func (s *spec) makeChangesetDir(abs string) (string, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", &ConfigError{Field: "Changeset", Value: p, Reason: "cannot be created", Err: err}
+		return "", &ConfigError{Field: "Changeset", Value: abs, Reason: "cannot be created", Err: err}
 	}
 	dir, err := canonical("Changeset", abs)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -30,46 +28,19 @@ func (b *linuxBackend) startInChangeset(req *startRequest) (process, error) {
 		unlock()
 		return nil, err
 	}
-	pidfd, err := unix.PidfdOpen(p.Pid(), 0)
-	if err != nil {
-		pidfd = -1 // kernels before 5.3: unlock when the command exits
-	}
-	return &lockedProcess{process: p, pidfd: pidfd, unlock: unlock}, nil
+	return &lockedProcess{process: p, unlock: unlock}, nil
 }
 
-// lockedProcess is a sandbox holding its changeset's lock.
+// lockedProcess is a sandbox holding its changeset's lock. The backend's
+// Wait returns once the sandbox's PID namespace is empty, so nothing in it
+// can write to the upper directory after the unlock.
 type lockedProcess struct {
 	process
-	pidfd  int
 	unlock func()
 	once   sync.Once
 }
 
 func (p *lockedProcess) Wait() (syscall.WaitStatus, error) {
-	st, err := p.process.Wait()
-	p.once.Do(p.release)
-	return st, err
-}
-
-// release waits for the sandbox's init to exit, which takes every process
-// left in the sandbox with it, then unlocks. The init exits right after
-// reporting the command's status; one that lingers is killed.
-func (p *lockedProcess) release() {
-	defer p.unlock()
-	if p.pidfd < 0 {
-		return
-	}
-	defer unix.Close(p.pidfd)
-	fds := []unix.PollFd{{Fd: int32(p.pidfd), Events: unix.POLLIN}}
-	for killed := false; ; {
-		n, err := unix.Poll(fds, 2000)
-		switch {
-		case err == unix.EINTR:
-		case err != nil || n > 0 || killed:
-			return
-		default:
-			p.process.Kill()
-			killed = true
-		}
-	}
+	defer p.once.Do(p.unlock)
+	return p.process.Wait()
 }

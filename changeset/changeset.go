@@ -170,10 +170,16 @@ func (c *Changeset) Lower() string { return c.meta.Lower }
 func (c *Changeset) Created() time.Time { return c.meta.Created }
 
 // UpperDir is the overlayfs upper directory.
-func (c *Changeset) UpperDir() string { return filepath.Join(c.dir, upperName) }
+func (c *Changeset) UpperDir() string { upper, _ := Dirs(c.dir); return upper }
 
 // WorkDir is the overlayfs work directory.
-func (c *Changeset) WorkDir() string { return filepath.Join(c.dir, workName) }
+func (c *Changeset) WorkDir() string { _, work := Dirs(c.dir); return work }
+
+// Dirs returns the overlayfs upper and work directories of the changeset in
+// dir, whether or not it exists yet.
+func Dirs(dir string) (upper, work string) {
+	return filepath.Join(dir, upperName), filepath.Join(dir, workName)
+}
 
 // Lock marks the changeset as mounted by one sandbox until unlock is called.
 // It fails at once with ErrInUse while another holder has it: overlayfs does
