@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/mounts"
 	"github.com/corralhq/corral/seatbelt"
 )
@@ -49,6 +50,9 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}
 	if platform == "darwin" {
+		if cfg.Changeset != "" {
+			return &exitError{code: exitSetup, msg: "--changeset needs overlayfs, which only Linux has"}
+		}
 		return printSeatbelt(w, cfg)
 	}
 	printLinux(w, cfg)
@@ -69,6 +73,8 @@ var linuxLayers = []layer{
 	{name: "pid namespace", what: "host processes invisible; everything ends with the command"},
 	{name: "net namespace", what: "loopback only, no route out (--net none)",
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
+	{name: "overlay", what: "workspace writes kept in the changeset (--changeset)",
+		when: func(c corral.Config) bool { return c.Changeset != "" }},
 }
 
 func printLinux(w io.Writer, cfg corral.Config) {
@@ -83,6 +89,7 @@ func printLinux(w io.Writer, cfg corral.Config) {
 		ReadOnly:  cfg.ReadOnlyPaths,
 		Hidden:    cfg.HiddenPaths,
 		Protected: cfg.Protected(),
+		Overlays:  changesetOverlay(cfg),
 	})
 	fmt.Fprintln(w, "\nmounts, in order (protect: only if the path exists when the sandbox starts):")
 	for _, m := range plan.Mounts {
@@ -116,4 +123,13 @@ func tempDir() string {
 		return d
 	}
 	return os.TempDir()
+}
+
+// changesetOverlay is the workspace's overlay when --changeset is given.
+func changesetOverlay(cfg corral.Config) []mounts.OverlayRoot {
+	if cfg.Changeset == "" {
+		return nil
+	}
+	upper, work := changeset.Dirs(cfg.Changeset)
+	return []mounts.OverlayRoot{{Path: cfg.Workspace, Upper: upper, Work: work}}
 }

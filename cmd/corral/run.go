@@ -25,6 +25,8 @@ type runFlags struct {
 	cwd       string
 	env       []string
 	timeout   time.Duration
+	changeset string
+	review    bool // run only: profile takes it so that command lines carry over
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -41,6 +43,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
+	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
+	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
 	f.registerConfig(cmd)
 }
 
@@ -73,6 +77,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		HiddenPaths:   f.hidden,
 		Network:       corral.Network(f.network),
 		Env:           f.env,
+		Changeset:     f.changeset,
 		DirectSpawn:   true,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)
@@ -97,7 +102,14 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 			if err := f.validate(); err != nil {
 				return err
 			}
-			return runCommand(&f, args)
+			if f.review && f.changeset == "" {
+				return usageError("--review needs --changeset")
+			}
+			err := runCommand(&f, args)
+			if f.review {
+				return reviewAfterRun(f.changeset, err)
+			}
+			return err
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -113,14 +125,14 @@ func runCommand(f *runFlags, args []string) error {
 	cfg, err := f.config()
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return err
+		return notStarted(err)
 	}
 	if err != nil {
-		return &exitError{code: exitSetup, msg: err.Error()}
+		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
 	}
 	sb, err := corral.New(cfg)
 	if err != nil {
-		return &exitError{code: exitSetup, msg: err.Error()}
+		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
 	}
 	ctx := context.Background()
 	if f.timeout > 0 {
@@ -135,7 +147,7 @@ func runCommand(f *runFlags, args []string) error {
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 	if err := c.Start(); err != nil {
-		return startError(err)
+		return notStarted(startError(err))
 	}
 	go func() {
 		for sig := range signals {
