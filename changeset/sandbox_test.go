@@ -1,7 +1,9 @@
 package changeset_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -280,4 +282,47 @@ func TestSandboxChangesetStrangeNames(t *testing.T) {
 	changes, err := cs.List()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"A f"}, summaries(changes))
+}
+
+// TestSandboxOverlayOnlyWhileRunning checks that no sandbox is built ahead
+// with the overlay mounted: a mount beside the running one, or one that
+// outlives an Apply, would see the layers change beneath it.
+func TestSandboxOverlayOnlyWhileRunning(t *testing.T) {
+	ws := workspace(t)
+	token := fmt.Sprintf("cs-%d-%d", os.Getpid(), time.Now().UnixNano())
+	dir := filepath.Join(t.TempDir(), token)
+	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir}) // through the spawner
+
+	first := sb.Command(context.Background(), "sh", "-c", "read line; exit 0")
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	first.Stdin = r
+	require.NoError(t, first.Start())
+	r.Close()
+	assert.Equal(t, 1, overlayMounts(t, token), "the running command's overlay is found")
+	w.Close()
+	require.NoError(t, first.Wait())
+
+	run(t, sb, "true")
+	time.Sleep(200 * time.Millisecond) // time for a sandbox to be built ahead, if one were
+	assert.Zero(t, overlayMounts(t, token))
+}
+
+// overlayMounts counts the mount namespaces, among this user's processes,
+// that hold an overlay with token in its options.
+func overlayMounts(t *testing.T, token string) int {
+	t.Helper()
+	namespaces := map[string]bool{}
+	infos, err := filepath.Glob("/proc/[0-9]*/mountinfo")
+	require.NoError(t, err)
+	for _, p := range infos {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(b, []byte(" - overlay ")) || !bytes.Contains(b, []byte(token)) {
+			continue
+		}
+		if ns, err := os.Readlink(filepath.Join(filepath.Dir(p), "ns", "mnt")); err == nil {
+			namespaces[ns] = true
+		}
+	}
+	return len(namespaces)
 }
