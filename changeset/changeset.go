@@ -109,6 +109,9 @@ func prepare(dir, lower string) (*Changeset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkApart(abs, lowerReal); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, err
 	}
@@ -119,10 +122,20 @@ func prepare(dir, lower string) (*Changeset, error) {
 	if entries, err := os.ReadDir(real); err != nil || len(entries) > 0 {
 		return nil, errors.Join(errors.New("not empty and not a changeset"), err)
 	}
-	if within(real, lowerReal) || within(lowerReal, real) {
-		return nil, fmt.Errorf("overlaps %s: a changeset must lie outside the directory it records", lowerReal)
+	if err := checkApart(real, lowerReal); err != nil {
+		return nil, err
 	}
 	return &Changeset{dir: real, meta: meta{Version: formatVersion, Lower: lowerReal, Created: time.Now().UTC()}}, nil
+}
+
+// checkApart refuses a changeset directory inside the directory it records
+// or around it: overlayfs refuses overlapping layers, and the sandboxed
+// command could write to its own changeset.
+func checkApart(dir, lower string) error {
+	if within(dir, lower) || within(lower, dir) {
+		return fmt.Errorf("overlaps %s: a changeset must lie outside the directory it records", lower)
+	}
+	return nil
 }
 
 // populate makes the layout. changeset.json comes last: its presence marks a

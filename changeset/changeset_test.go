@@ -44,7 +44,7 @@ func TestCreateRefuses(t *testing.T) {
 	}{
 		{"not empty", full, lower, "not empty"},
 		{"inside the directory", filepath.Join(lower, "cs"), lower, "overlaps"},
-		{"around the directory", base, lower, "not empty"},
+		{"around the directory", base, lower, "overlaps"},
 		{"directory missing", filepath.Join(base, "cs1"), filepath.Join(base, "missing"), "no such file"},
 		{"directory is a file", filepath.Join(base, "cs2"), file, "not a directory"},
 	}
@@ -54,6 +54,8 @@ func TestCreateRefuses(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), "create changeset")
+			_, err = os.Stat(filepath.Join(lower, "cs"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "nothing made in the directory")
 		})
 	}
 }
