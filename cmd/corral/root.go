@@ -17,6 +17,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 	root.AddCommand(
 		newRunCmd(),
 		newProfileCmd(),
+		newScanCmd(),
 		newVersionCmd(),
 	)
 	return root
