@@ -181,25 +181,53 @@ func deniedByAll(cands []*compiled) (set [256]bool) {
 }
 
 // pemEnd extends a private-key match over the rest of its body and the END
-// line, so the reported length is the block's.
+// line, so the reported length is the block's. It takes whole body lines
+// only (base64, maybe indented as in YAML), so the text after a cut-off
+// block is left for the other patterns.
 func pemEnd(data []byte, end int) int {
-	body := end
-	for end < len(data) && pemBody[data[end]] {
-		end++
-	}
-	rest := data[end:]
-	if bytes.HasPrefix(rest, []byte("-----END ")) {
-		if i := bytes.Index(rest[len("-----END "):min(len(rest), 80)], []byte("-----")); i >= 0 {
-			return end + len("-----END ") + i + len("-----")
+	for {
+		for end < len(data) && pemBase64[data[end]] {
+			end++
 		}
+		brk := lineBreak(data, end)
+		if brk == 0 {
+			return end
+		}
+		next := end + brk
+		for next < len(data) && (data[next] == ' ' || data[next] == '\t') {
+			next++
+		}
+		if rest := data[next:]; bytes.HasPrefix(rest, pemEndLine) {
+			if i := bytes.Index(rest[len(pemEndLine):min(len(rest), 80)], []byte("-----")); i >= 0 {
+				return next + len(pemEndLine) + i + len("-----")
+			}
+			return end
+		}
+		j := next
+		for j < len(data) && pemBase64[data[j]] {
+			j++
+		}
+		if j == next || (j < len(data) && lineBreak(data, j) == 0) {
+			return end // not a body line: the block was cut off
+		}
+		end = next
 	}
-	// A cut-off block: stop at its last body byte, not at the whitespace
-	// after it.
-	for end > body && (data[end-1] == ' ' || data[end-1] == '\t' || data[end-1] == '\r' || data[end-1] == '\n') {
-		end--
-	}
-	return end
 }
 
-// pemBody: base64, whitespace and the backslash of JSON-escaped newlines.
-var pemBody = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n\\")
+var (
+	pemEndLine = []byte("-----END ")
+	pemBase64  = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+)
+
+// lineBreak returns the length of the line break at data[i]: CRLF, LF, or
+// their JSON escapes; 0 when there is none.
+func lineBreak(data []byte, i int) int {
+	for _, b := range lineBreaks {
+		if bytes.HasPrefix(data[i:], b) {
+			return len(b)
+		}
+	}
+	return 0
+}
+
+var lineBreaks = [][]byte{[]byte("\r\n"), []byte("\n"), []byte(`\r\n`), []byte(`\n`)}

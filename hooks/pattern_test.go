@@ -80,12 +80,14 @@ func TestPrivateKeyForms(t *testing.T) {
 	encrypted := "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n\n" + body + "\n-----END RSA PRIVATE KEY-----"
 	pgp := "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + body + "\n-----END PGP PRIVATE KEY BLOCK-----"
 	truncated := "-----BEGIN OPENSSH PRIVATE KEY-----\n" + body[:40]
-	for name, text := range map[string]string{"encrypted": encrypted, "pgp": pgp, "truncated": truncated} {
+	yaml := "tls.key: |\n    -----BEGIN EC PRIVATE KEY-----\n    " + body[:64] + "\n    " + body[64:] + "\n    -----END EC PRIVATE KEY-----"
+	for name, text := range map[string]string{"encrypted": encrypted, "pgp": pgp, "truncated": truncated, "yaml": yaml} {
 		t.Run(name, func(t *testing.T) {
 			found := Scan([]byte("$ cat key\n" + text + "\n$ "))
 			require.Len(t, found, 1)
 			assert.Equal(t, PatternPrivateKey, found[0].Pattern)
-			assert.Equal(t, len(text), found[0].Length, "the whole block is reported")
+			block := text[strings.Index(text, "-----BEGIN"):]
+			assert.Equal(t, len(block), found[0].Length, "the whole block is reported")
 		})
 	}
 }
@@ -153,4 +155,17 @@ func TestOpenAIShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCutOffPrivateKeyLeavesTheRest: a block without its END line ends
+// with its last body line; a key on the next line is its own finding.
+func TestCutOffPrivateKeyLeavesTheRest(t *testing.T) {
+	pem := byName(t, "ec pem")
+	cut := pem[:strings.Index(pem, "-----END")]
+	key := byName(t, "anthropic")
+	found := Scan([]byte(cut + "and then the key " + key + " too\n"))
+	require.Len(t, found, 2)
+	assert.Equal(t, PatternPrivateKey, found[0].Pattern)
+	assert.Equal(t, len(strings.TrimRight(cut, "\n")), found[0].Length)
+	assert.Equal(t, PatternAnthropic, found[1].Pattern)
 }
