@@ -18,6 +18,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 		newRunCmd(),
 		newProfileCmd(),
 		newChangesCmd(),
+		newScanCmd(),
 		newVersionCmd(),
 	)
 	return root
