@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/corralhq/corral/hooks"
 	"github.com/corralhq/corral/tools"
 )
 
@@ -19,8 +20,8 @@ type ToolCall struct {
 // Turn is one tool call and what came of it.
 type Turn struct {
 	Call   ToolCall
-	Result string // what the model was given
-	Action action // what the hook decided
+	Result string       // what the model was given
+	Action hooks.Action // what the hook decided
 }
 
 // Transcript is a run's history.
@@ -44,7 +45,7 @@ type Tool func(ctx context.Context, args json.RawMessage) (string, error)
 type Loop struct {
 	Model Model
 	Tools map[string]Tool
-	Hook  hook
+	Hook  hooks.Hook
 	Out   io.Writer
 }
 
@@ -75,17 +76,17 @@ func (l *Loop) Run(ctx context.Context) (*Transcript, error) {
 // the run must end.
 func (l *Loop) step(ctx context.Context, call ToolCall) (Turn, string) {
 	turn := Turn{Call: call}
-	if d := l.Hook.BeforeToolCall(call.Name, call.Args); d.Action == skip {
+	if d := l.Hook.BeforeToolCall(call.Name, call.Args); d.Action == hooks.Skip {
 		// The arguments hold a secret: neither run nor log them.
 		fmt.Fprintf(l.Out, "model calls %s (arguments withheld)\n", call.Name)
-		turn.Action, turn.Result = skip, "Tool call skipped: "+d.Reason
+		turn.Action, turn.Result = hooks.Skip, "Tool call skipped: "+d.Reason
 		return turn, ""
 	}
 	fmt.Fprintf(l.Out, "model calls %s %s\n", call.Name, call.Args)
 	result := l.call(ctx, call)
-	if d := l.Hook.AfterToolResult(call.Name, []byte(result)); d.Action == terminate {
+	if d := l.Hook.AfterToolResult(call.Name, []byte(result)); d.Action == hooks.Terminate {
 		// The result never reaches the model, nor this log.
-		turn.Action = terminate
+		turn.Action = hooks.Terminate
 		return turn, d.Reason
 	}
 	turn.Result = result

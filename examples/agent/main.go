@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/hooks"
 	"github.com/corralhq/corral/tools"
 )
 
@@ -50,7 +51,7 @@ func run(ctx context.Context, w io.Writer) (*Transcript, error) {
 	}
 	defer in.close()
 	fmt.Fprintf(w, "instance %s\nworkspace %s\n\n", in.dir, in.workspace)
-	loop := &Loop{Model: newScriptedModel(in), Tools: in.tools(), Hook: keyGuard{}, Out: w}
+	loop := &Loop{Model: newScriptedModel(in), Tools: in.tools(), Hook: hooks.LeakGuard{}, Out: w}
 	return loop.Run(ctx)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/hooks"
 )
 
 func TestMain(m *testing.M) {
@@ -31,8 +32,8 @@ func TestAgentRun(t *testing.T) {
 	assert.Contains(t, tr.Turns[2].Result, "Read-only file system")
 	assert.Contains(t, tr.Turns[3].Result, "Read-only file system")
 	assert.Contains(t, tr.Turns[4].Result, "env LD_PRELOAD: refused")
-	assert.Equal(t, skip, tr.Turns[5].Action)
-	assert.Equal(t, terminate, tr.Turns[6].Action)
+	assert.Equal(t, hooks.Skip, tr.Turns[5].Action)
+	assert.Equal(t, hooks.Terminate, tr.Turns[6].Action)
 	assert.Empty(t, tr.Turns[6].Result, "the leaked output never reaches the model")
 	assert.Contains(t, tr.Terminated, "contains a secret")
 
