@@ -19,6 +19,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 		newProfileCmd(),
 		newChangesCmd(),
 		newScanCmd(),
+		newBenchCmd(),
 		newVersionCmd(),
 	)
 	return root

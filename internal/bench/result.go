@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Result is what one bench run measured. Times are in microseconds. The JSON
+// names are a contract: scripts/bench.sh and users' own scripts read them.
+type Result struct {
+	Runs            int   `json:"runs"`
+	Parallel        int   `json:"parallel"`
+	ParentHeapBytes int64 `json:"parent_heap_bytes"`
+	DirectSpawn     bool  `json:"direct_spawn"`
+
+	P50us  int64   `json:"p50_us"`
+	P90us  int64   `json:"p90_us"`
+	P99us  int64   `json:"p99_us"`
+	PerSec float64 `json:"per_sec"`
+	// InitRSSKB is the init's peak resident set (VmHWM) in KiB; 0 where
+	// there is no init process (macOS).
+	InitRSSKB int64 `json:"init_rss_kb"`
+
+	// Bwrap is set with Options.VsBwrap.
+	*Bwrap
+}
+
+// Bwrap holds bubblewrap's figures, measured alongside, and corral's ratio
+// to them: below 1 for p50 and above 1 for per_sec mean corral is faster.
+type Bwrap struct {
+	P50us       int64   `json:"bwrap_p50_us"`
+	P90us       int64   `json:"bwrap_p90_us"`
+	P99us       int64   `json:"bwrap_p99_us"`
+	PerSec      float64 `json:"bwrap_per_sec"`
+	RatioP50    float64 `json:"ratio_p50"`
+	RatioPerSec float64 `json:"ratio_per_sec"`
+}
+
+// WriteJSON writes r as an indented JSON object.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes r as a small aligned table.
+func (r *Result) WriteTable(w io.Writer) error {
+	spawn := "spawner process"
+	if r.DirectSpawn {
+		spawn = "direct clone"
+	}
+	fmt.Fprintf(w, "corral bench: %d runs of /bin/true, parallel %d, parent heap %s, %s\n",
+		r.Runs, r.Parallel, FormatSize(r.ParentHeapBytes), spawn)
+	row := "%-14s%9s%9s%9s%11s\n"
+	fmt.Fprintf(w, row, "", "p50 µs", "p90 µs", "p99 µs", "spawns/s")
+	fmt.Fprintf(w, row, "corral", itoa(r.P50us), itoa(r.P90us), itoa(r.P99us), ftoa(r.PerSec, 1))
+	if b := r.Bwrap; b != nil {
+		fmt.Fprintf(w, row, "bwrap", itoa(b.P50us), itoa(b.P90us), itoa(b.P99us), ftoa(b.PerSec, 1))
+		fmt.Fprintf(w, row, "corral/bwrap", ftoa(b.RatioP50, 2)+"x", "", "", ftoa(b.RatioPerSec, 2)+"x")
+	}
+	_, err := fmt.Fprintf(w, "%-14s%9d KiB\n", "init peak RSS", r.InitRSSKB)
+	return err
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
