@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Spawn benchmarks, side by side with bubblewrap, checked against the targets
+# of issue 6. Run by `make bench` after `make build`; see docs/benchmarks.md
+# for the output format.
+#
+# As root it measures as the unprivileged user corral-test (created when
+# missing), as agents run, and measures the cost of extra host mounts in a
+# private mount namespace; as a normal user it skips the latter.
+#
+# Environment: BENCH_RUNS spawns per `corral bench` measurement (default
+# 400), HYPERFINE_RUNS runs per whole command (default 200), BENCH_STRICT=1
+# makes a missed target fail the script.
+set -euo pipefail
+
+corral=${1:-bin/corral}
+runs=${BENCH_RUNS:-400}
+hf_runs=${HYPERFINE_RUNS:-200}
+extra_mounts=200
+
+die() { echo "bench: $*" >&2; exit 1; }
+for tool in hyperfine bwrap awk; do
+  command -v "$tool" >/dev/null || die "$tool not found on PATH (.ci/run installs hyperfine and bubblewrap)"
+done
+[ -x "$corral" ] || die "$corral not built (run make build)"
+bwrap=$(command -v bwrap)
+
+dir=$(mktemp -d /tmp/corral-bench.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+chmod 755 "$dir"
+cp "$corral" "$dir/corral"
+chmod 755 "$dir/corral"
+ws=$dir/ws
+mkdir "$ws"
+
+# as_user runs a command as the measuring user, with HOME and TMPDIR in the
+# workspace it owns.
+if [ "$(id -u)" = 0 ]; then
+  user=corral-test
+  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
+  chown "$user" "$ws"
+  as_user() { runuser -u "$user" -- env HOME="$ws" TMPDIR="$ws" "$@"; }
+else
+  user=$(id -un)
+  as_user() { env TMPDIR="$ws" "$@"; }
+fi
+
+# json_field FILE KEY prints one numeric field of corral bench --json output
+# (one field per line).
+json_field() {
+  sed -n "s/^ *\"$2\": *\([-0-9.e+]*\),\{0,1\}\$/\1/p" "$1"
+}
+
+# calc EXPR evaluates a floating-point expression.
+calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+
+# bench NAME ARGS... runs corral bench --json as the user into $dir/NAME.json.
+bench() {
+  local name=$1
+  shift
+  (cd "$ws" && as_user "$dir/corral" bench --runs "$runs" --json "$@") >"$dir/$name.json" ||
+    die "corral bench $* failed"
+}
+
+# mounts_bench NAME COUNT RUNS runs corral bench inside a private mount
+# namespace holding COUNT extra tmpfs mounts, so the host's mount table is
+# untouched.
+mounts_bench() {
+  local name=$1 count=$2 runs=$3
+  unshare -m --propagation private sh -c '
+    set -e
+    base=$1 count=$2 ws=$3 user=$4; shift 4
+    mkdir -p "$base"
+    i=0
+    while [ "$i" -lt "$count" ]; do
+      mkdir -p "$base/m$i"
+      mount -t tmpfs -o size=4k corral-bench "$base/m$i"
+      i=$((i + 1))
+    done
+    cd "$ws" && runuser -u "$user" -- env HOME="$ws" TMPDIR="$ws" "$@"
+  ' sh "$dir/mnt-$name" "$count" "$ws" "$user" "$dir/corral" bench --runs "$runs" --json >"$dir/$name.json" ||
+    die "corral bench with $count extra mounts failed"
+}
+
+started=$(date +%s)
+echo "corral bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d" " -f1 /proc/loadavg), Linux $(uname -r), as $user"
+echo
+
+# Whole commands: what a caller that execs a sandbox per tool call pays.
+bwrap_cmd="$bwrap $(printf '%s ' --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$ws" "$ws" --unshare-user --unshare-pid --new-session --die-with-parent --chdir "$ws") /bin/true"
+(cd "$ws" && as_user hyperfine -N --style none --warmup 20 --runs "$hf_runs" --export-csv "$ws/hyperfine.csv" \
+  -n corral "$dir/corral run --workspace $ws -- /bin/true" \
+  -n bwrap "$bwrap_cmd" \
+  -n bare /bin/true) >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
+median_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", $4 * 1000 }' "$ws/hyperfine.csv"; }
+cli_ms=$(median_ms corral) bwrap_ms=$(median_ms bwrap) bare_ms=$(median_ms bare)
+cli_ratio=$(calc "$cli_ms / $bwrap_ms")
+echo "whole commands (hyperfine, $hf_runs runs), median ms"
+printf '  %-28s %9s\n' "bare /bin/true" "$bare_ms" "bwrap" "$bwrap_ms"
+printf '  %-28s %9s  %sx bwrap\n' "corral run" "$cli_ms" "$cli_ratio"
+echo
+
+# The library path: spawns from inside a process, as an agent makes them.
+bench heap0 --vs-bwrap
+bench heap2g --vs-bwrap --parent-heap 2GiB
+bench par8 --vs-bwrap --parallel 8
+p50=$(json_field "$dir/heap0.json" p50_us)
+p50_2g=$(json_field "$dir/heap2g.json" p50_us)
+lib_ratio=$(json_field "$dir/heap0.json" ratio_p50)
+heap_ratio=$(calc "$p50_2g / $p50")
+rss=$(json_field "$dir/heap0.json" init_rss_kb)
+par_ratio=$(json_field "$dir/par8.json" ratio_per_sec)
+echo "library (corral bench, $runs runs), p50 µs"
+printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' \
+  "parent heap 0" "$p50" "$(json_field "$dir/heap0.json" bwrap_p50_us)" "$lib_ratio" \
+  "parent heap 2GiB" "$p50_2g" "$(json_field "$dir/heap2g.json" bwrap_p50_us)" "$(json_field "$dir/heap2g.json" ratio_p50)"
+printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' "parallel 8, spawns/s" \
+  "$(json_field "$dir/par8.json" per_sec)" "$(json_field "$dir/par8.json" bwrap_per_sec)" "$par_ratio"
+printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
+
+slope=""
+if [ "$(id -u)" = 0 ]; then
+  # In the order none, extra, extra, none, halves of the runs each, so a
+  # drift in the machine's load shifts both alike.
+  half=$(((runs + 1) / 2))
+  mounts_bench none1 0 "$half"
+  mounts_bench extra1 $extra_mounts "$half"
+  mounts_bench extra2 $extra_mounts "$half"
+  mounts_bench none2 0 "$half"
+  m0=$(calc "($(json_field "$dir/none1.json" p50_us) + $(json_field "$dir/none2.json" p50_us)) / 2")
+  mn=$(calc "($(json_field "$dir/extra1.json" p50_us) + $(json_field "$dir/extra2.json" p50_us)) / 2")
+  m0=${m0%.*} mn=${mn%.*}
+  slope=$(calc "($mn - $m0) / $extra_mounts")
+  printf '  %-28s %9s  (%s with none)  %s µs per mount\n' "$extra_mounts extra host mounts" "$mn" "$m0" "$slope"
+else
+  echo "  extra host mounts: skipped (needs root for a private mount namespace)"
+fi
+echo
+
+# target NAME VALUE OP LIMIT SHOWN prints PASS or MISS for VALUE OP LIMIT.
+missed=0
+target() {
+  if awk "BEGIN { exit !($2 $3 $4) }"; then
+    printf '  PASS  %-38s %s\n' "$1" "$5"
+  else
+    printf '  MISS  %-38s %s\n' "$1" "$5"
+    missed=$((missed + 1))
+  fi
+}
+echo "targets (issue 6)"
+target "library p50 <= 0.5x bwrap" "$lib_ratio" "<=" 0.5 "${lib_ratio}x"
+target "heap 2GiB p50 <= 1.2x heap 0" "$heap_ratio" "<=" 1.2 "${heap_ratio}x"
+target "CLI p50 <= 0.8x bwrap" "$cli_ratio" "<=" 0.8 "${cli_ratio}x"
+target "parallel 8 spawns/s >= 2x bwrap" "$par_ratio" ">=" 2 "${par_ratio}x"
+target "init peak RSS <= 8 MiB" "$rss" "<=" 8192 "$rss KiB"
+if [ -n "$slope" ]; then
+  printf '  INFO  %-38s %s µs\n' "spawn time per extra host mount" "$slope"
+fi
+echo
+echo "$missed missed, $(($(date +%s) - started))s"
+if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$missed" != 0 ]; then
+  exit 1
+fi
