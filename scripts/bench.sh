@@ -8,14 +8,16 @@
 # private mount namespace; as a normal user it skips the latter.
 #
 # Environment: BENCH_RUNS spawns per `corral bench` measurement (default
-# 400), HYPERFINE_RUNS runs per whole command (default 200), BENCH_STRICT=1
-# makes a missed target fail the script.
+# 400), HYPERFINE_RUNS runs per whole command (default 200), SLOPE_ROUNDS
+# pairs of runs for the mount slope (default 6), BENCH_STRICT=1 makes a
+# missed target fail the script.
 set -euo pipefail
 
 corral=${1:-bin/corral}
 runs=${BENCH_RUNS:-400}
 hf_runs=${HYPERFINE_RUNS:-200}
 extra_mounts=200
+slope_rounds=${SLOPE_ROUNDS:-6}
 
 die() { echo "bench: $*" >&2; exit 1; }
 for tool in hyperfine bwrap awk; do
@@ -52,6 +54,12 @@ json_field() {
 
 # calc EXPR evaluates a floating-point expression.
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+
+# median N... prints the median of integers.
+median() {
+  printf '%s\n' "$@" | sort -n |
+    awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
 # bench NAME ARGS... runs corral bench --json as the user into $dir/NAME.json.
 bench() {
@@ -119,18 +127,23 @@ printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
 
 slope=""
 if [ "$(id -u)" = 0 ]; then
-  # In the order none, extra, extra, none, halves of the runs each, so a
-  # drift in the machine's load shifts both alike.
-  half=$(((runs + 1) / 2))
-  mounts_bench none1 0 "$half"
-  mounts_bench extra1 $extra_mounts "$half"
-  mounts_bench extra2 $extra_mounts "$half"
-  mounts_bench none2 0 "$half"
-  m0=$(calc "($(json_field "$dir/none1.json" p50_us) + $(json_field "$dir/none2.json" p50_us)) / 2")
-  mn=$(calc "($(json_field "$dir/extra1.json" p50_us) + $(json_field "$dir/extra2.json" p50_us)) / 2")
-  m0=${m0%.*} mn=${mn%.*}
-  slope=$(calc "($mn - $m0) / $extra_mounts")
-  printf '  %-28s %9s  (%s with none)  %s µs per mount\n' "$extra_mounts extra host mounts" "$mn" "$m0" "$slope"
+  # Short runs in pairs, none and extra in alternating order, so a drift in
+  # the machine's load cancels in each pair's difference; the slope is the
+  # median difference.
+  chunk=$(((runs + 3) / 4))
+  diffs=() p0=() pn=()
+  for round in $(seq "$slope_rounds"); do
+    order="0 $extra_mounts"
+    [ $((round % 2)) = 0 ] && order="$extra_mounts 0"
+    for count in $order; do
+      mounts_bench "mounts$count" "$count" "$chunk"
+    done
+    a=$(json_field "$dir/mounts0.json" p50_us) b=$(json_field "$dir/mounts$extra_mounts.json" p50_us)
+    p0+=("$a") pn+=("$b") diffs+=("$((b - a))")
+  done
+  slope=$(calc "$(median "${diffs[@]}") / $extra_mounts")
+  printf '  %-28s %9s  none %7s  %s µs per mount (median of %s paired runs of %s)\n' \
+    "$extra_mounts extra host mounts" "$(median "${pn[@]}")" "$(median "${p0[@]}")" "$slope" "$slope_rounds" "$chunk"
 else
   echo "  extra host mounts: skipped (needs root for a private mount namespace)"
 fi
