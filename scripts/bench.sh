@@ -52,13 +52,15 @@ json_field() {
   sed -n "s/^ *\"$2\": *\([-0-9.e+]*\),\{0,1\}\$/\1/p" "$1"
 }
 
-# calc EXPR evaluates a floating-point expression.
+# calc EXPR evaluates a floating-point expression to two decimals; exact
+# EXPR does so to four, for the target checks.
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
+exact() { awk "BEGIN { printf \"%.4f\", $1 }"; }
 
 # median N... prints the median of integers.
 median() {
   printf '%s\n' "$@" | sort -n |
-    awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    awk '{ v[NR] = $1 } END { printf "%.0f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # bench NAME ARGS... runs corral bench --json as the user into $dir/NAME.json.
@@ -101,7 +103,7 @@ bwrap_cmd="$bwrap $(printf '%s ' --ro-bind / / --dev /dev --proc /proc --tmpfs /
   -n bare /bin/true) >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
 median_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", $4 * 1000 }' "$ws/hyperfine.csv"; }
 cli_ms=$(median_ms corral) bwrap_ms=$(median_ms bwrap) bare_ms=$(median_ms bare)
-cli_ratio=$(calc "$cli_ms / $bwrap_ms")
+cli_exact=$(exact "$cli_ms / $bwrap_ms") cli_ratio=$(calc "$cli_ms / $bwrap_ms")
 echo "whole commands (hyperfine, $hf_runs runs), median ms"
 printf '  %-28s %9s\n' "bare /bin/true" "$bare_ms" "bwrap" "$bwrap_ms"
 printf '  %-28s %9s  %sx bwrap\n' "corral run" "$cli_ms" "$cli_ratio"
@@ -113,14 +115,14 @@ bench heap2g --vs-bwrap --parent-heap 2GiB
 bench par8 --vs-bwrap --parallel 8
 p50=$(json_field "$dir/heap0.json" p50_us)
 p50_2g=$(json_field "$dir/heap2g.json" p50_us)
-lib_ratio=$(json_field "$dir/heap0.json" ratio_p50)
-heap_ratio=$(calc "$p50_2g / $p50")
+lib_exact=$(json_field "$dir/heap0.json" ratio_p50) lib_ratio=$(calc "$lib_exact")
+heap_exact=$(exact "$p50_2g / $p50") heap_ratio=$(calc "$p50_2g / $p50")
 rss=$(json_field "$dir/heap0.json" init_rss_kb)
-par_ratio=$(json_field "$dir/par8.json" ratio_per_sec)
+par_exact=$(json_field "$dir/par8.json" ratio_per_sec) par_ratio=$(calc "$par_exact")
 echo "library (corral bench, $runs runs), p50 µs"
 printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' \
   "parent heap 0" "$p50" "$(json_field "$dir/heap0.json" bwrap_p50_us)" "$lib_ratio" \
-  "parent heap 2GiB" "$p50_2g" "$(json_field "$dir/heap2g.json" bwrap_p50_us)" "$(json_field "$dir/heap2g.json" ratio_p50)"
+  "parent heap 2GiB" "$p50_2g" "$(json_field "$dir/heap2g.json" bwrap_p50_us)" "$(calc "$(json_field "$dir/heap2g.json" ratio_p50)")"
 printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' "parallel 8, spawns/s" \
   "$(json_field "$dir/par8.json" per_sec)" "$(json_field "$dir/par8.json" bwrap_per_sec)" "$par_ratio"
 printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
@@ -160,10 +162,10 @@ target() {
   fi
 }
 echo "targets (issue 6)"
-target "library p50 <= 0.5x bwrap" "$lib_ratio" "<=" 0.5 "${lib_ratio}x"
-target "heap 2GiB p50 <= 1.2x heap 0" "$heap_ratio" "<=" 1.2 "${heap_ratio}x"
-target "CLI p50 <= 0.8x bwrap" "$cli_ratio" "<=" 0.8 "${cli_ratio}x"
-target "parallel 8 spawns/s >= 2x bwrap" "$par_ratio" ">=" 2 "${par_ratio}x"
+target "library p50 <= 0.5x bwrap" "$lib_exact" "<=" 0.5 "${lib_ratio}x"
+target "heap 2GiB p50 <= 1.2x heap 0" "$heap_exact" "<=" 1.2 "${heap_ratio}x"
+target "CLI p50 <= 0.8x bwrap" "$cli_exact" "<=" 0.8 "${cli_ratio}x"
+target "parallel 8 spawns/s >= 2x bwrap" "$par_exact" ">=" 2 "${par_ratio}x"
 target "init peak RSS <= 8 MiB" "$rss" "<=" 8192 "$rss KiB"
 if [ -n "$slope" ]; then
   printf '  INFO  %-38s %s µs\n' "spawn time per extra host mount" "$slope"
