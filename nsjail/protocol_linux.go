@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -102,7 +103,11 @@ func failureOf(layer, path string, err error) *failure {
 }
 
 // maxMessage bounds one message; plans are a few kilobytes.
-const maxMessage = 1 << 20
+const maxMessage = 256 << 10
+
+// buffers recycles receive buffers: allocating maxMessage per message would
+// make the caller collect garbage about once per spawn.
+var buffers = sync.Pool{New: func() any { b := make([]byte, maxMessage); return &b }}
 
 // socketPair returns two connected SOCK_SEQPACKET sockets, close-on-exec.
 func socketPair() (*os.File, *os.File, error) {
@@ -144,7 +149,9 @@ func send(c *net.UnixConn, v any, files ...*os.File) error {
 // recv reads one message into v and returns the files attached to it. A
 // closed peer is io.EOF.
 func recv(c *net.UnixConn, v any) ([]*os.File, error) {
-	buf := make([]byte, maxMessage)
+	bp := buffers.Get().(*[]byte)
+	defer buffers.Put(bp)
+	buf := *bp
 	oob := make([]byte, unix.CmsgSpace(8*4))
 	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
