@@ -1,0 +1,100 @@
+//go:build linux && cgo
+
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// Compile turns rules into a BPF program for the native architecture. Calls
+// through any other architecture's entry points kill the process.
+func Compile(rules []Rule) ([]byte, error) {
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
+	}
+	for _, r := range rules {
+		if err := addRule(f, r); err != nil {
+			return nil, err
+		}
+	}
+	return export(f)
+}
+
+func addRule(f *libseccomp.ScmpFilter, r Rule) error {
+	call, err := libseccomp.GetSyscallFromName(r.Syscall)
+	if err != nil {
+		return fmt.Errorf("seccomp: syscall %q: %w", r.Syscall, err)
+	}
+	action := libseccomp.ActErrno.SetReturnCode(int16(r.Errno))
+	if r.Arg == nil {
+		err = f.AddRule(call, action)
+	} else {
+		var cond libseccomp.ScmpCondition
+		cond, err = libseccomp.MakeCondition(r.Arg.Index, libseccomp.CompareMaskedEqual, r.Arg.Mask, r.Arg.Value)
+		if err == nil {
+			err = f.AddRuleConditional(call, action, []libseccomp.ScmpCondition{cond})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("seccomp: rule for %s: %w", r.Syscall, err)
+	}
+	return nil
+}
+
+// export returns the program's bytes. libseccomp before 2.6 can only write
+// them to a file descriptor, so they go through a memfd there.
+func export(f *libseccomp.ScmpFilter) ([]byte, error) {
+	if b, err := f.ExportBPFMem(); err == nil {
+		return b, nil
+	}
+	fd, err := unix.MemfdCreate("corral-seccomp", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: memfd_create: %w", err)
+	}
+	mf := os.NewFile(uintptr(fd), "corral-seccomp")
+	defer mf.Close()
+	if err := f.ExportBPF(mf); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := mf.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(mf)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 || len(b)%instructionSize != 0 {
+		return nil, errors.New("seccomp: export produced no program")
+	}
+	return b, nil
+}
+
+// Available reports whether filters can be compiled here and loaded by
+// this kernel; when not, why.
+func Available() (bool, string) {
+	if err := KernelSupport(); err != nil {
+		return false, err.Error()
+	}
+	major, minor, micro := libseccomp.GetLibraryVersion()
+	if _, err := libseccomp.GetNativeArch(); err != nil {
+		return false, fmt.Sprintf("libseccomp %d.%d.%d does not know this architecture", major, minor, micro)
+	}
+	return true, ""
+}
+
+// Version describes the filter compiler.
+func Version() string {
+	major, minor, micro := libseccomp.GetLibraryVersion()
+	return fmt.Sprintf("libseccomp %d.%d.%d", major, minor, micro)
+}

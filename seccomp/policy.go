@@ -1,0 +1,152 @@
+package seccomp
+
+import (
+	"errors"
+	"syscall"
+)
+
+// Rule makes one system call, or the calls whose argument matches, fail
+// with Errno.
+type Rule struct {
+	Syscall string
+	Errno   syscall.Errno
+	Arg     *Arg // nil: every call
+	Reason  string
+}
+
+// Arg matches a call when (argument Index & Mask) == Value.
+type Arg struct {
+	Index uint
+	Mask  uint64
+	Value uint64
+}
+
+// Options loosen or tighten the policy.
+type Options struct {
+	// AllowUnixSockets lets the command create AF_UNIX sockets.
+	AllowUnixSockets bool
+	// AllowPtrace lets the command trace its own processes (debuggers,
+	// strace).
+	AllowPtrace bool
+	// DenyInet refuses IPv4 and IPv6 sockets: Network=none where there is no
+	// network namespace to give the command an empty network.
+	DenyInet bool
+}
+
+// ErrUnavailable is returned by Compile when the filter compiler is not
+// built in.
+var ErrUnavailable = errors.New("seccomp filter compiler unavailable")
+
+// mask32 compares only the low 32 bits: the kernel reads ioctl commands and
+// socket families as 32-bit ints, so set high bits must not slip past an
+// exact 64-bit match (CVE-2019-10063).
+const mask32 = 0xffff_ffff
+
+// Policy returns the rules for o.
+func Policy(o Options) []Rule {
+	var rs []Rule
+	rs = append(rs, mountRules()...)
+	rs = append(rs, namespaceRules()...)
+	rs = append(rs, kernelRules()...)
+	rs = append(rs, processRules(o.AllowPtrace)...)
+	rs = append(rs, terminalRules()...)
+	rs = append(rs, socketRules(o)...)
+	return rs
+}
+
+func deny(reason string, names ...string) []Rule {
+	rs := make([]Rule, len(names))
+	for i, n := range names {
+		rs[i] = Rule{Syscall: n, Errno: syscall.EPERM, Reason: reason}
+	}
+	return rs
+}
+
+func mountRules() []Rule {
+	return concat(
+		deny("attaches filesystems, which could cover or reveal any path", "mount", "fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount"),
+		deny("detaches mounts, uncovering what a mount hides", "umount2"),
+		deny("changes mount flags such as read-only", "mount_setattr"),
+		deny("changes the root directory, the first step of leaving it", "pivot_root", "chroot"),
+	)
+}
+
+func namespaceRules() []Rule {
+	rs := concat(
+		deny("a new namespace hands the command a fresh set of capabilities", "unshare"),
+		deny("joins another process's namespaces", "setns"),
+	)
+	for _, f := range cloneNamespaceFlags {
+		rs = append(rs, Rule{
+			Syscall: "clone", Errno: syscall.EPERM,
+			Arg:    &Arg{Index: cloneFlagsArg(), Mask: f.flag, Value: f.flag},
+			Reason: "clone into a new " + f.name + " namespace: no nested sandboxes",
+		})
+	}
+	return append(rs, Rule{
+		Syscall: "clone3", Errno: syscall.ENOSYS,
+		Reason: "its flags live in memory a filter cannot read; ENOSYS makes libc fall back to clone",
+	})
+}
+
+func kernelRules() []Rule {
+	return concat(
+		deny("the kernel keyring is shared with the caller's user: keys could be read or planted", "keyctl", "add_key", "request_key"),
+		deny("loads programs into the kernel, a large attack surface", "bpf"),
+		deny("observes other processes and the kernel: side channels", "perf_event_open"),
+		deny("boots another kernel", "kexec_load", "kexec_file_load"),
+		deny("loads or unloads kernel modules", "init_module", "finit_module", "delete_module"),
+		deny("runs system calls out of this filter's sight and is a frequent source of kernel bugs", "io_uring_setup", "io_uring_enter", "io_uring_register"),
+		deny("stalls kernel page faults at will, a staple of kernel exploits", "userfaultfd"),
+		deny("writes process accounting to a file of the caller's choice", "acct"),
+		deny("adds or removes swap", "swapon", "swapoff"),
+		deny("reboots or halts the machine", "reboot"),
+		deny("reads the kernel log, which leaks addresses and others' activity", "syslog"),
+		deny("changes disk quotas", "quotactl", "quotactl_fd"),
+		deny("sets the system clock", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime"),
+	)
+}
+
+func processRules(allowPtrace bool) []Rule {
+	rs := concat(
+		deny("opens files by handle, bypassing paths and mounts (the shocker escape)", "open_by_handle_at"),
+		deny("reads or writes another process's memory", "process_vm_readv", "process_vm_writev"),
+	)
+	if !allowPtrace {
+		rs = append(rs, deny("inspects and controls other processes", "ptrace")...)
+		rs = append(rs, deny("copies another process's file descriptors, a ptrace power", "pidfd_getfd")...)
+	}
+	return rs
+}
+
+func terminalRules() []Rule {
+	return []Rule{
+		{Syscall: "ioctl", Errno: syscall.EPERM, Arg: &Arg{Index: 1, Mask: mask32, Value: tiocsti},
+			Reason: "pushes keystrokes into a terminal: commands typed into the caller's shell"},
+		{Syscall: "ioctl", Errno: syscall.EPERM, Arg: &Arg{Index: 1, Mask: mask32, Value: tioclinux},
+			Reason: "console control, including pasting the selection as input"},
+	}
+}
+
+func socketRules(o Options) []Rule {
+	var rs []Rule
+	if !o.AllowUnixSockets {
+		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPERM, Arg: &Arg{Mask: mask32, Value: afUnix},
+			Reason: "reaches host daemons through socket files (docker.sock is a root shell); socketpair stays allowed"})
+	}
+	if o.DenyInet {
+		for _, af := range []uint64{afInet, afInet6} {
+			rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPERM, Arg: &Arg{Mask: mask32, Value: af},
+				Reason: "no network: there is no network namespace to keep the command off the host's"})
+		}
+	}
+	return rs
+}
+
+func concat(parts ...[]Rule) []Rule {
+	var out []Rule
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
