@@ -8,7 +8,9 @@ import (
 )
 
 // Compile fails: the compiler (libseccomp) needs cgo on Linux.
-func Compile([]Rule) ([]byte, error) { return nil, fmt.Errorf("seccomp: %w: %s", ErrUnavailable, why()) }
+func Compile([]Rule) ([]byte, error) {
+	return nil, fmt.Errorf("seccomp: %w: %s", ErrUnavailable, why())
+}
 
 // Available reports false and why.
 func Available() (bool, string) { return false, why() }
