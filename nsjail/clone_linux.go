@@ -29,30 +29,41 @@ var initCaps = []uintptr{
 // network namespace when netNone) and returns the caller's end of its socket.
 // The init runs as the caller's own uid and gid, mapped 1:1.
 func cloneInit(netNone bool) (*os.File, int, error) {
-	ours, theirs, err := socketPair()
-	if err != nil {
-		return nil, 0, err
-	}
-	defer theirs.Close()
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
 	if netNone {
 		flags |= unix.CLONE_NEWNET
 	}
 	uid, gid := os.Getuid(), os.Getgid()
+	return startInit(&syscall.SysProcAttr{
+		Cloneflags:  flags,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		AmbientCaps: initCaps,
+		Pdeathsig:   unix.SIGKILL,
+		Setsid:      true,
+	})
+}
+
+// startBareInit starts an init without namespaces. It has no pdeathsig: when
+// the caller dies, its socket closes and the init kills what it started
+// before exiting, which a signal would not let it do.
+func startBareInit() (*os.File, int, error) {
+	return startInit(&syscall.SysProcAttr{Setsid: true})
+}
+
+func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer theirs.Close()
 	cmd := &exec.Cmd{
-		Path:       reexec.Self,
-		Args:       []string{reexec.Self, InitName},
-		Env:        []string{},
-		Stderr:     os.Stderr,
-		ExtraFiles: []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:  flags,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			AmbientCaps: initCaps,
-			Pdeathsig:   unix.SIGKILL,
-			Setsid:      true,
-		},
+		Path:        reexec.Self,
+		Args:        []string{reexec.Self, InitName},
+		Env:         []string{},
+		Stderr:      os.Stderr,
+		ExtraFiles:  []*os.File{theirs},
+		SysProcAttr: attr,
 	}
 	if err := cmd.Start(); err != nil {
 		ours.Close()
@@ -66,7 +77,15 @@ func cloneInit(netNone bool) (*os.File, int, error) {
 type directCloner struct{}
 
 func (directCloner) clone(netNone bool) (*net.UnixConn, int, error) {
-	f, pid, err := cloneInit(netNone)
+	return connect(cloneInit(netNone))
+}
+
+// bareCloner starts inits without namespaces from the calling process.
+type bareCloner struct{}
+
+func (bareCloner) clone(bool) (*net.UnixConn, int, error) { return connect(startBareInit()) }
+
+func connect(f *os.File, pid int, err error) (*net.UnixConn, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}

@@ -42,6 +42,7 @@ func initMain([]string) int {
 	if _, err := recv(conn, &s); err != nil {
 		return 125
 	}
+	defer cleanUp(&s)
 	if f := build(&s); f != nil {
 		send(conn, reply{Fail: f})
 		return 125
@@ -65,15 +66,20 @@ func initMain([]string) int {
 	if err := send(conn, reply{Started: true}); err != nil {
 		return 125
 	}
-	go watchLifeline(conn)
+	go watchLifeline(conn, &s)
 	go forward(signals, pid)
 	status := reap(pid)
+	cleanUp(&s)
 	send(conn, reply{Exited: true, Status: uint32(status)})
 	return exitCode(status)
 }
 
-// build makes the sandbox's world: the mount tree and the network.
+// build makes the sandbox's world: the mount tree and the network, or for a
+// bare sandbox its temp dir.
 func build(s *setup) *failure {
+	if s.Bare {
+		return prepareBare()
+	}
 	if err := mounts.Execute(s.Plan); err != nil {
 		return failureOf(mountLayer(err), "", err)
 	}
@@ -137,17 +143,32 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 	if err != nil {
 		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
 	}
-	if err := mounts.ProtectNow(s.Plan); err != nil {
-		return 0, failureOf("mount", "", err)
+	// A bare sandbox shares the host's mount table: Landlock protects those
+	// paths there (confine), and a mount here would change the host.
+	if !s.Bare {
+		if err := mounts.ProtectNow(s.Plan); err != nil {
+			return 0, failureOf("mount", "", err)
+		}
 	}
 	if err := dropPrivileges(); err != nil {
 		return 0, failureOf("privileges", "", err)
 	}
+	// The layers go on last, right before the command starts: Landlock's
+	// rules bind to the inodes of the finished tree, and the filter must
+	// not stand in the way of building it.
+	if f := confine(s, stdio); f != nil {
+		return 0, f
+	}
+	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
+	if s.Bare {
+		env = setEnv(env, "TMPDIR="+s.TmpDir)
+		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
+	}
 	p, err := os.StartProcess(path, req.Args, &os.ProcAttr{
 		Dir:   dir,
-		Env:   req.Env,
+		Env:   env,
 		Files: stdio,
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   sys,
 	})
 	if err != nil {
 		return 0, execFailure(req.Path, err)
@@ -218,7 +239,13 @@ func dropPrivileges() error {
 	}
 	last := lastCap()
 	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		// Without namespaces an ordinary user may not drop from the bounding
+		// set; it matters only to root, whose exec would regain it.
+		if err == unix.EPERM && os.Geteuid() != 0 {
+			break
+		}
+		if err != nil && err != unix.EINVAL {
 			return os.NewSyscallError("prctl(CAPBSET_DROP)", err)
 		}
 	}
@@ -286,12 +313,17 @@ func reap(pid int) unix.WaitStatus {
 }
 
 // watchLifeline ends the sandbox when the caller goes away: its end of the
-// socket closes even when it is killed.
-func watchLifeline(conn *net.UnixConn) {
+// socket closes even when it is killed. A bare sandbox's processes are
+// killed first, as no PID namespace takes them along.
+func watchLifeline(conn *net.UnixConn, s *setup) {
 	for {
-		var ignored struct{}
-		if _, err := recv(conn, &ignored); err != nil {
+		var c control
+		if _, err := recv(conn, &c); err != nil {
+			cleanUp(s)
 			os.Exit(128 + int(unix.SIGKILL))
+		}
+		if c.Kill && s.Bare {
+			killDescendants()
 		}
 	}
 }

@@ -30,6 +30,28 @@ type Options struct {
 	// small, short-lived callers such as the CLI; a caller with a large heap
 	// pays a full fork per spawn.
 	Direct bool
+	// Landlock, when set, is enforced on every command.
+	Landlock *Landlock
+	// Seccomp is a filter compiled by the seccomp package, loaded on every
+	// command; nil loads none.
+	Seccomp []byte
+	// Bare runs commands without namespaces: no mount tree, no private
+	// /tmp or /proc, the host's PIDs and network. Landlock is then the
+	// wall and is required; each sandbox gets a temp dir under TempBase as
+	// TMPDIR.
+	Bare     bool
+	TempBase string
+}
+
+// Landlock says which of Landlock's features the sandbox uses. The rules
+// themselves are computed by the init from the sandbox's paths.
+type Landlock struct {
+	ABI int
+	// Scope confines abstract unix sockets and signals to the sandbox.
+	Scope bool
+	// DenyTCP refuses TCP bind and connect, for Network=none without a
+	// network namespace.
+	DenyTCP bool
 }
 
 // warm is how many sandboxes a Jail keeps built ahead of time, waiting for
@@ -38,10 +60,12 @@ const warm = 2
 
 // Jail starts commands in sandboxes built from one Options.
 type Jail struct {
-	setup   setup
-	cloner  cloner
-	netNone bool
-	pool    *pool
+	setup    setup
+	cloner   cloner
+	netNone  bool
+	pool     *pool
+	bare     bool
+	tempBase string
 }
 
 // cloner produces fresh inits: a connection to one and its host pid.
@@ -51,20 +75,34 @@ type cloner interface {
 
 // New prepares a Jail. The mount plan is computed here, once.
 func New(o Options) (*Jail, error) {
-	plan := mounts.Build(mounts.Input{
+	if o.Bare && o.Landlock == nil {
+		return nil, &Error{Layer: "landlock", Err: errors.New("required without namespaces")}
+	}
+	if o.Bare && len(o.Overlays) > 0 {
+		return nil, &Error{Layer: "overlay", Err: errors.New("needs a mount namespace")}
+	}
+	in := mounts.Input{
 		Writable:  append([]string{o.Workspace}, o.Writable...),
 		ReadOnly:  o.ReadOnly,
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
 		Overlays:  o.Overlays,
-	})
-	j := &Jail{setup: setup{Plan: plan, NetNone: o.NetNone, Workspace: o.Workspace}, netNone: o.NetNone}
+	}
+	j := &Jail{setup: setup{
+		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
+		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
+	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
 	ahead := warm
-	if o.Direct {
+	switch {
+	case o.Bare:
+		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
+	case o.Direct:
 		j.cloner = directCloner{}
-		ahead = 0
-	} else {
+	default:
 		j.cloner = sharedSpawner()
+	}
+	if o.Direct {
+		ahead = 0
 	}
 	if len(o.Overlays) > 0 {
 		// An overlay may be mounted only while its command runs: a sandbox
@@ -121,8 +159,17 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 // build clones an init and has it build the sandbox, up to the point where
 // it waits for a command.
 func (j *Jail) build() (*Process, error) {
+	s := j.setup
+	if j.bare {
+		dir, err := os.MkdirTemp(j.tempBase, "corral-")
+		if err != nil {
+			return nil, &Error{Layer: "tmp", Path: j.tempBase, Err: err}
+		}
+		s.TmpDir = dir
+	}
 	conn, pid, err := j.cloner.clone(j.netNone)
 	if err != nil {
+		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "namespaces", Err: err}
 	}
 	// Open the handle before the first round trip: the init answering
@@ -130,10 +177,11 @@ func (j *Jail) build() (*Process, error) {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		conn.Close()
+		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
 	}
-	p := &Process{conn: conn, pid: pid, pidfd: pidfd}
-	if err := p.call(&j.setup, nil, func(r *reply) bool { return r.Ready }); err != nil {
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir}
+	if err := p.call(&s, nil, func(r *reply) bool { return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
 		return nil, err
@@ -143,16 +191,21 @@ func (j *Jail) build() (*Process, error) {
 
 // Process is a running sandbox.
 type Process struct {
-	conn  *net.UnixConn
-	pid   int
-	pidfd int
-	once  sync.Once
+	conn    *net.UnixConn
+	pid     int
+	pidfd   int
+	once    sync.Once
+	bare    bool
+	tmpDir  string
+	started bool
 }
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
 	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
-	return p.call(req, c.Stdio[:], func(r *reply) bool { return r.Started })
+	err := p.call(req, c.Stdio[:], func(r *reply) bool { return r.Started })
+	p.started = err == nil
+	return err
 }
 
 // call sends msg and waits for the reply that ok accepts.
@@ -179,8 +232,14 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
 // Pid is the host pid of the sandbox's init.
 func (p *Process) Pid() int { return p.pid }
 
-// Kill ends the sandbox: killing its PID 1 kills everything inside.
+// Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
+// sandbox has no PID namespace, so once its command runs, its init is asked
+// to kill every process it started instead; the init is killed itself only
+// when it cannot be asked.
 func (p *Process) Kill() error {
+	if p.bare && p.started && send(p.conn, control{Kill: true}) == nil {
+		return nil
+	}
 	err := unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 	if err == unix.ESRCH {
 		return os.ErrProcessDone
@@ -209,7 +268,16 @@ func (p *Process) release() {
 	p.once.Do(func() {
 		p.conn.Close()
 		unix.Close(p.pidfd)
+		removeTmp(p.tmpDir)
 	})
+}
+
+// removeTmp removes a bare sandbox's temp dir. The command cannot have
+// swapped it for a link: it may not change the directory that holds it.
+func removeTmp(dir string) {
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
 }
 
 func waitReadable(fd int) error {

@@ -23,6 +23,23 @@ type setup struct {
 	Plan      *mounts.Plan
 	NetNone   bool
 	Workspace string
+	// Paths is what Plan was built from; the Landlock rules derive from the
+	// same lists.
+	Paths mounts.Input
+	// Landlock, when set, is enforced on the command.
+	Landlock *Landlock `json:",omitempty"`
+	// Seccomp is a compiled filter loaded on the command.
+	Seccomp []byte `json:",omitempty"`
+	// Bare starts the command without namespaces (the landlock rung), with
+	// TmpDir, made by the caller for this command, in place of a private
+	// /tmp.
+	Bare   bool   `json:",omitempty"`
+	TmpDir string `json:",omitempty"`
+}
+
+// control is what the caller may send once the command runs.
+type control struct {
+	Kill bool `json:",omitempty"` // end every process of the sandbox
 }
 
 // execReq is the command to start; its stdin, stdout and stderr travel as

@@ -198,6 +198,8 @@ func Register() {
 	registerOnce.Do(func() {
 		reexec.Register(InitName, initMain)
 		reexec.Register(SpawnerName, spawnerMain)
+		reexec.Register(ProbeName, probeMain)
+		reexec.Register(ProbeNSName, probeNSMain)
 	})
 }
 
