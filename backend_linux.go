@@ -2,21 +2,57 @@ package corral
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/nsjail"
+	"github.com/corralhq/corral/seccomp"
 )
 
 func registerEntrypoints() { nsjail.Register() }
 
-// linuxBackend runs commands in namespace sandboxes.
+// linuxBackend runs commands in namespace sandboxes, or on the landlock rung
+// in bare ones.
 type linuxBackend struct {
 	jail      *nsjail.Jail
 	changeset *changeset.Changeset // the workspace's overlay, or nil
 }
 
+// newBackend picks the rung the host allows (the probe runs once per
+// process), compiles the seccomp filter once for the sandbox and prepares the
+// jail. On rung none it runs commands directly, as the config allowed.
 func newBackend(s *spec) (backend, error) {
-	j, err := nsjail.New(nsjail.Options{
+	plan, err := choose(probeHost().withTestHook(), s.needs())
+	if err != nil {
+		return nil, err
+	}
+	if s.Changeset != nil && plan.rung != RungFull {
+		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
+			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.rung)}
+	}
+	if msg := plan.warning(); msg != "" && s.logf != nil {
+		s.logf("%s", msg)
+	}
+	if plan.rung == RungNone {
+		return &directBackend{workspace: s.Workspace}, nil
+	}
+	o, err := jailOptions(s, plan)
+	if err != nil {
+		return nil, err
+	}
+	j, err := nsjail.New(o)
+	if err != nil {
+		return nil, translate("", err)
+	}
+	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
+}
+
+// jailOptions turns a spec and its rung into the jail's options.
+func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
+	bare := plan.rung == RungLandlock
+	o := nsjail.Options{
 		Workspace: s.Workspace,
 		Writable:  s.Writable,
 		ReadOnly:  s.ReadOnly,
@@ -25,11 +61,29 @@ func newBackend(s *spec) (backend, error) {
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
 		Overlays:  overlays(s),
-	})
-	if err != nil {
-		return nil, err
+		Bare:      bare,
 	}
-	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
+	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
+	if plan.landlock {
+		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet}
+	}
+	if plan.seccomp {
+		bpf, err := seccomp.Compile(seccomp.Policy(seccomp.Options{
+			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet,
+		}))
+		if err != nil {
+			return o, &SetupError{Layer: LayerSeccomp, Err: err}
+		}
+		o.Seccomp = bpf
+	}
+	if bare {
+		tmp, err := filepath.EvalSymlinks(os.TempDir())
+		if err != nil {
+			return o, &SetupError{Layer: "tmp", Path: os.TempDir(), Err: err}
+		}
+		o.TempBase = tmp
+	}
+	return o, nil
 }
 
 func (b *linuxBackend) start(req *startRequest) (process, error) {

@@ -62,6 +62,21 @@ type Config struct {
 	// creates it again. Linux only; other writable paths are still written
 	// directly. See [changeset] for the layout and limits.
 	Changeset string
+	// Fallback says what happens on a host that cannot give every layer of
+	// the full rung: FallbackFail (the default) refuses to run, naming the
+	// missing layer; FallbackWarn runs on the best rung the host allows and
+	// says so once through Logf, unsandboxed if nothing is left. See
+	// docs/layers.md for what each rung guarantees.
+	Fallback Fallback
+	// AllowUnixSockets lets commands create unix domain sockets. By default
+	// only socketpair works: a socket file visible in the sandbox, such as
+	// docker.sock, would otherwise be reachable even through a read-only
+	// mount. Where Landlock can restrict it (ABI 9), connecting still works
+	// only to sockets under writable paths.
+	AllowUnixSockets bool
+	// AllowPtrace lets commands trace their own processes (debuggers,
+	// strace). Processes outside the sandbox stay out of reach.
+	AllowPtrace bool
 	// DirectSpawn clones each sandbox from the calling process instead of a
 	// small helper process. It saves starting the helper, which suits short
 	// programs with small heaps such as the corral CLI; a long-lived caller
@@ -108,28 +123,19 @@ type spec struct {
 	AllowPlanting []string
 	DirectSpawn   bool
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
-	Changeset *changeset.Changeset
+	Changeset   *changeset.Changeset
+	Fallback    Fallback
+	UnixSockets bool
+	Ptrace      bool
+	logf        func(format string, args ...any)
 }
 
 // resolve validates c and canonicalizes its paths. It touches the filesystem
 // (to resolve symlinks) but nothing else.
 func (c Config) resolve() (*spec, error) {
-	s := &spec{Mode: c.Mode, Network: c.Network, DirectSpawn: c.DirectSpawn}
-	if s.Mode == "" {
-		s.Mode = ModeEnabled
-	}
-	if s.Network == "" {
-		s.Network = NetworkHost
-	}
-	switch s.Mode {
-	case ModeEnabled, ModeDisabled:
-	default:
-		return nil, &ConfigError{Field: "Mode", Value: string(c.Mode), Reason: `want "enabled" or "disabled"`}
-	}
-	switch s.Network {
-	case NetworkHost, NetworkNone:
-	default:
-		return nil, &ConfigError{Field: "Network", Value: string(c.Network), Reason: `want "host" or "none"`}
+	s := &spec{DirectSpawn: c.DirectSpawn, UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
+	if err := s.resolveChoices(c); err != nil {
+		return nil, err
 	}
 	if err := s.resolvePaths(c); err != nil {
 		return nil, err
@@ -145,6 +151,36 @@ func (c Config) resolve() (*spec, error) {
 	}
 	s.AllowPlanting = slices.Clone(c.AllowPlanting)
 	return s, nil
+}
+
+// resolveChoices validates the enumerated fields and fills in defaults.
+func (s *spec) resolveChoices(c Config) error {
+	s.Mode, s.Network, s.Fallback = c.Mode, c.Network, c.Fallback
+	if s.Mode == "" {
+		s.Mode = ModeEnabled
+	}
+	if s.Network == "" {
+		s.Network = NetworkHost
+	}
+	if s.Fallback == "" {
+		s.Fallback = FallbackFail
+	}
+	switch s.Mode {
+	case ModeEnabled, ModeDisabled:
+	default:
+		return &ConfigError{Field: "Mode", Value: string(c.Mode), Reason: `want "enabled" or "disabled"`}
+	}
+	switch s.Network {
+	case NetworkHost, NetworkNone:
+	default:
+		return &ConfigError{Field: "Network", Value: string(c.Network), Reason: `want "host" or "none"`}
+	}
+	switch s.Fallback {
+	case FallbackFail, FallbackWarn:
+	default:
+		return &ConfigError{Field: "Fallback", Value: string(c.Fallback), Reason: `want "fail" or "warn"`}
+	}
+	return nil
 }
 
 func (s *spec) resolvePaths(c Config) error {

@@ -12,7 +12,7 @@ func (c Config) Resolved() (Config, error) {
 		return Config{}, err
 	}
 	r := c
-	r.Mode, r.Network = s.Mode, s.Network
+	r.Mode, r.Network, r.Fallback = s.Mode, s.Network, s.Fallback
 	r.Workspace = s.Workspace
 	r.WritablePaths, r.ReadOnlyPaths, r.HiddenPaths = s.Writable, s.ReadOnly, s.Hidden
 	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting

@@ -30,6 +30,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if sb.logf == nil {
 		sb.logf = func(string, ...any) {}
 	}
+	s.logf = sb.logf
 	if s.Mode == ModeDisabled {
 		sb.logf("corral: sandbox disabled: commands run with full host access")
 		sb.backend = &directBackend{workspace: s.Workspace}

@@ -1,0 +1,51 @@
+package corral
+
+import (
+	"errors"
+)
+
+// Report is what Doctor finds: each layer of the sandbox on this host and
+// the rung a sandbox with the given Config would run on.
+type Report struct {
+	Layers      []LayerStatus `json:"layers"`
+	LandlockABI int           `json:"landlock_abi"`
+	Fallback    Fallback      `json:"fallback"`
+	// Rung is the rung commands would run on; empty when they would not
+	// run at all.
+	Rung Rung `json:"rung,omitempty"`
+	// Without names the full rung's layers that rung goes without.
+	Without []string `json:"without,omitempty"`
+	// OK says the Config's policy can be met on this host.
+	OK bool `json:"ok"`
+	// Problem says why not, naming the missing layer.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Doctor probes the host (once per process, as New does) and reports which
+// layers it offers and the rung a sandbox built from cfg would use. Only
+// Mode, Network, Fallback and AllowUnixSockets of cfg matter; paths are not
+// checked. The error reports an invalid field.
+func Doctor(cfg Config) (*Report, error) {
+	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace}
+	if err := s.resolveChoices(cfg); err != nil {
+		return nil, err
+	}
+	h := probeHost().withTestHook()
+	r := &Report{Layers: h.layers, LandlockABI: h.landlockABI, Fallback: s.Fallback}
+	if s.Mode == ModeDisabled {
+		r.Rung, r.OK, r.Without = RungNone, true, []string{"every layer (Mode is disabled)"}
+		return r, nil
+	}
+	plan, err := choose(h, s.needs())
+	if err != nil {
+		var se *SetupError
+		errors.As(err, &se)
+		r.Problem = se.Layer + ": " + se.Err.Error()
+		return r, nil
+	}
+	r.Rung, r.OK = plan.rung, true
+	for _, l := range plan.without {
+		r.Without = append(r.Without, l.Name)
+	}
+	return r, nil
+}

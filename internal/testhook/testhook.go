@@ -1,0 +1,41 @@
+// Package testhook lets corral's own tests pretend the host lacks a sandbox
+// layer, so every rung of the fallback ladder can be forced and attacked on
+// one machine.
+//
+// It is a package variable behind Go's internal/ rule on purpose: only code
+// inside the corral module can import it, so no program that embeds corral,
+// no configuration file and no environment variable can switch a layer off
+// in production. Tests that use it must not run in parallel with tests that
+// create sandboxes expecting the real host.
+package testhook
+
+import (
+	"slices"
+	"sync"
+)
+
+var (
+	mu       sync.Mutex
+	disabled []string
+)
+
+// Disable makes the probe report the named layers (corral.LayerUserNS, ...)
+// as unavailable until restore is called.
+func Disable(layers ...string) (restore func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	old := disabled
+	disabled = append(slices.Clone(old), layers...)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		disabled = old
+	}
+}
+
+// Disabled reports whether layer is switched off.
+func Disabled(layer string) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Contains(disabled, layer)
+}

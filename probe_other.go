@@ -1,0 +1,14 @@
+//go:build !linux
+
+package corral
+
+import "runtime"
+
+// probeHost reports every Linux layer missing.
+func probeHost() *host {
+	h := &host{}
+	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
+		h.layers = append(h.layers, LayerStatus{Name: n, Reason: "Linux only, this is " + runtime.GOOS})
+	}
+	return h
+}
