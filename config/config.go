@@ -87,12 +87,10 @@ func (c *Config) IDs() []string {
 // CorralConfig returns the library configuration for s. The lists are
 // copies, so the caller may extend them. A program still sets what a file
 // cannot hold, such as Logf, and the Workspace when s leaves it empty.
-//
-// Fallback has no counterpart in corral.Config yet; until it has, a program
-// that honours "warn" reads s.Fallback itself.
 func (s Sandbox) CorralConfig() corral.Config {
 	return corral.Config{
 		Mode:          s.Mode,
+		Fallback:      corral.Fallback(s.Fallback),
 		Workspace:     s.Workspace,
 		WritablePaths: slices.Clone(s.WritablePaths),
 		ReadOnlyPaths: slices.Clone(s.ReadOnlyPaths),

@@ -313,6 +313,7 @@ allow_planting = [".git/hooks"]
 	got := s.CorralConfig()
 	assert.Equal(t, corral.Config{
 		Mode:          corral.ModeDisabled,
+		Fallback:      corral.FallbackFail,
 		Workspace:     "/etc/corral/ws",
 		WritablePaths: []string{"/w"},
 		ReadOnlyPaths: []string{"/r"},

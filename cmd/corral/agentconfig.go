@@ -54,6 +54,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	if !f.given("net") {
 		cfg.Network = file.Network
 	}
+	if !f.given("fallback") {
+		cfg.Fallback = file.Fallback
+	}
 	cfg.WritablePaths = append(file.WritablePaths, fromFlags.WritablePaths...)
 	cfg.ReadOnlyPaths = append(file.ReadOnlyPaths, fromFlags.ReadOnlyPaths...)
 	cfg.HiddenPaths = append(file.HiddenPaths, fromFlags.HiddenPaths...)

@@ -20,6 +20,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 		newChangesCmd(),
 		newScanCmd(),
 		newBenchCmd(),
+		newDoctorCmd(),
 		newVersionCmd(),
 	)
 	return root

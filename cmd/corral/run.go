@@ -28,6 +28,9 @@ type runFlags struct {
 	changeset string
 	review    bool // run only: profile takes it so that command lines carry over
 
+	fallback  string
+	unixSocks bool
+
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
 	cmd        *cobra.Command // to ask which flags were given
@@ -45,6 +48,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
 	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
 	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
+	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
+	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
 	f.registerConfig(cmd)
 }
 
@@ -56,6 +61,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", f.timeout)
+	}
+	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
+		return usageError("--fallback %q: want fail or warn", f.fallback)
 	}
 	return nil
 }
@@ -71,14 +79,16 @@ func (f *runFlags) config() (corral.Config, error) {
 		ws = wd
 	}
 	return f.withConfigFile(corral.Config{
-		Workspace:     ws,
-		WritablePaths: f.writable,
-		ReadOnlyPaths: f.readOnly,
-		HiddenPaths:   f.hidden,
-		Network:       corral.Network(f.network),
-		Env:           f.env,
-		Changeset:     f.changeset,
-		DirectSpawn:   true,
+		Workspace:        ws,
+		WritablePaths:    f.writable,
+		ReadOnlyPaths:    f.readOnly,
+		HiddenPaths:      f.hidden,
+		Network:          corral.Network(f.network),
+		Env:              f.env,
+		Changeset:        f.changeset,
+		DirectSpawn:      true,
+		Fallback:         corral.Fallback(f.fallback),
+		AllowUnixSockets: f.unixSocks,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)
 		},

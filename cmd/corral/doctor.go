@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corralhq/corral"
+)
+
+func newDoctorCmd() *cobra.Command {
+	var (
+		asJSON    bool
+		network   string
+		fallback  string
+		unixSocks bool
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Show which sandbox layers this host offers and the rung run will use",
+		Long: `Probe the kernel for each layer of the sandbox (namespaces, a fresh /proc,
+overlayfs, Landlock, seccomp) and print whether it is available, why not when
+it is not, and the rung ` + "`corral run`" + ` will use with the given policy.
+
+Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := corral.Doctor(corral.Config{
+				Network:          corral.Network(network),
+				Fallback:         corral.Fallback(fallback),
+				AllowUnixSockets: unixSocks,
+			})
+			if err != nil {
+				return err // a bad flag value: usage error
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return &exitError{code: 1, msg: err.Error()}
+				}
+			} else {
+				printReport(out, r)
+			}
+			if !r.OK {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.StringVar(&network, "net", "host", "check the policy for network host or none")
+	fl.StringVar(&fallback, "fallback", "fail", "check the policy for fallback fail or warn")
+	fl.BoolVar(&unixSocks, "allow-unix-sockets", false, "check the policy for allowed unix sockets")
+	return cmd
+}
+
+func printReport(w io.Writer, r *corral.Report) {
+	width := 0
+	for _, l := range r.Layers {
+		width = max(width, len(l.Name))
+	}
+	for _, l := range r.Layers {
+		state := "available"
+		switch {
+		case !l.Available:
+			state = "unavailable: " + l.Reason
+		case l.Detail != "":
+			state += " (" + l.Detail + ")"
+		}
+		fmt.Fprintf(w, "%-*s  %s\n", width, l.Name, state)
+	}
+	fmt.Fprintln(w)
+	if !r.OK {
+		fmt.Fprintf(w, "rung:  none: run refuses to start (fallback %s)\n", r.Fallback)
+		fmt.Fprintf(w, "       %s\n", r.Problem)
+		return
+	}
+	line := fmt.Sprintf("rung:  %s (fallback %s)", r.Rung, r.Fallback)
+	if len(r.Without) > 0 {
+		line += ", without " + strings.Join(r.Without, ", ")
+	}
+	fmt.Fprintln(w, line)
+}
