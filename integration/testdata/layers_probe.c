@@ -1,0 +1,205 @@
+// layers_probe attempts one escape per subcommand and prints "name result"
+// lines, where result is "ok" or the errno's name. It runs the same way
+// inside and outside a sandbox, so the two runs can be compared.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timex.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *res(long r) {
+	static char buf[32];
+	if (r >= 0) return "ok";
+	const char *n = strerrorname_np(errno);
+	if (n) return n;
+	snprintf(buf, sizeof buf, "E%d", errno);
+	return buf;
+}
+
+static void report(const char *name, long r) { printf("%s %s\n", name, res(r)); }
+
+// fork_clone calls the raw clone syscall the way fork would, with extra
+// flags; the child exits at once.
+static long fork_clone(unsigned long flags) {
+	long r = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+	if (r == 0) _exit(0);
+	if (r > 0) waitpid(r, 0, 0);
+	return r;
+}
+
+// in_child runs unshare(flags) in a child, so the probe itself stays in its
+// namespaces for the calls that follow.
+static long in_child_unshare(unsigned long flags) {
+	int st;
+	pid_t pid = fork();
+	if (pid == 0) _exit(syscall(SYS_unshare, flags) < 0 ? errno : 0);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0) return -1;
+	if (WEXITSTATUS(st) == 0) return 0;
+	errno = WEXITSTATUS(st);
+	return -1;
+}
+
+// Every call gets arguments that fail harmlessly, or do nothing lasting,
+// when the kernel runs it: the point is only whether the kernel ran it.
+static void syscalls(void) {
+	char page[64] = {0};
+	struct iovec local = {page, 8}, remote = {page + 8, 8};
+	struct timex tx = {0};
+	struct timespec ts = {0};
+	struct clone_args ca = {0};
+	report("mount", syscall(SYS_mount, "none", "/nonexistent-corral", (char *)1, 0, 0));
+	report("umount2", syscall(SYS_umount2, "/nonexistent-corral", 0));
+	report("pivot_root", syscall(SYS_pivot_root, "/nonexistent-corral-a", "/nonexistent-corral-b"));
+	report("chroot", syscall(SYS_chroot, "/nonexistent-corral"));
+	report("move_mount", syscall(SYS_move_mount, -1, "", -1, "", ~0u));
+	report("open_tree", syscall(SYS_open_tree, -1, "", ~0u));
+	report("fsopen", syscall(SYS_fsopen, "nonexistent-corral-fs", 0));
+	report("fsconfig", syscall(SYS_fsconfig, -1, 0, 0, 0, 0));
+	report("fsmount", syscall(SYS_fsmount, -1, ~0u, 0));
+	report("fspick", syscall(SYS_fspick, -1, "", ~0u));
+	report("mount_setattr", syscall(SYS_mount_setattr, -1, "", ~0u, 0, 0));
+	report("unshare", in_child_unshare(CLONE_NEWUSER));
+	report("setns", syscall(SYS_setns, -1, 0));
+	report("clone_newuser", fork_clone(CLONE_NEWUSER));
+	report("clone_newnet", fork_clone(CLONE_NEWUSER | CLONE_NEWNET));
+	report("clone3", syscall(SYS_clone3, &ca, 0));
+	report("keyctl", syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3 /* session */, 0));
+	report("add_key", syscall(SYS_add_key, "nonexistent-corral-type", "d", "x", 1, -2));
+	report("request_key", syscall(SYS_request_key, "nonexistent-corral-type", "d", 0, 0));
+	report("bpf", syscall(SYS_bpf, -1, 0, 0));
+	report("perf_event_open", syscall(SYS_perf_event_open, 0, 0, -1, -1, 0));
+	report("kexec_load", syscall(SYS_kexec_load, 0, 0, 0, ~0ul));
+	report("kexec_file_load", syscall(SYS_kexec_file_load, -1, -1, 0, 0, ~0ul));
+	report("init_module", syscall(SYS_init_module, 0, 0, ""));
+	report("finit_module", syscall(SYS_finit_module, -1, "", 0));
+	report("delete_module", syscall(SYS_delete_module, "nonexistent_corral", O_NONBLOCK));
+	report("open_by_handle_at", syscall(SYS_open_by_handle_at, -1, 0, 0));
+	report("userfaultfd", syscall(SYS_userfaultfd, 1 /* UFFD_USER_MODE_ONLY */));
+	report("process_vm_readv", syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0));
+	report("process_vm_writev", syscall(SYS_process_vm_writev, getpid(), &local, 1, &remote, 1, 0));
+	report("ptrace", syscall(SYS_ptrace, PTRACE_PEEKUSER, getpid(), 0, 0));
+	report("io_uring_setup", syscall(SYS_io_uring_setup, 0, 0));
+	report("io_uring_enter", syscall(SYS_io_uring_enter, -1, 0, 0, 0, 0, 0));
+	report("io_uring_register", syscall(SYS_io_uring_register, -1, 0, 0, 0));
+	report("acct", syscall(SYS_acct, "/nonexistent-corral"));
+	report("swapon", syscall(SYS_swapon, "/nonexistent-corral", 0));
+	report("swapoff", syscall(SYS_swapoff, "/nonexistent-corral"));
+	report("reboot", syscall(SYS_reboot, 0, 0, 0, 0));
+	report("syslog", syscall(SYS_syslog, 10 /* SIZE_BUFFER */, 0, 0));
+	report("quotactl", syscall(SYS_quotactl, 0, 0, 0, 0));
+	report("settimeofday", syscall(SYS_settimeofday, 0, 0));
+	report("clock_settime", syscall(SYS_clock_settime, -1, &ts));
+	report("adjtimex", syscall(SYS_adjtimex, &tx));
+	report("clock_adjtime", syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx));
+}
+
+// terminal injects a keystroke into the terminal on stdin, after making it
+// the controlling terminal of a new session.
+static void terminal(void) {
+	char c = ' ';
+	setsid();
+	report("tiocsctty", ioctl(0, TIOCSCTTY, 0));
+	report("tiocsti", syscall(SYS_ioctl, 0, TIOCSTI, &c));
+	report("tiocsti_high", syscall(SYS_ioctl, 0, (1ul << 32) | TIOCSTI, &c));
+	report("tioclinux", syscall(SYS_ioctl, 0, TIOCLINUX, &c));
+}
+
+static int unix_connect(const char *name, int abstract) {
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	socklen_t len = offsetof(struct sockaddr_un, sun_path) + strlen(name) + abstract;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	report("socket", fd);
+	if (fd < 0) return 1;
+	memcpy(a.sun_path + abstract, name, strlen(name));
+	report("connect", connect(fd, (struct sockaddr *)&a, len));
+	return 0;
+}
+
+// selfsock listens on a socket file and connects to it: sockets the
+// sandbox makes for itself keep working.
+static void selfsock(const char *path) {
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int l = socket(AF_UNIX, SOCK_STREAM, 0), fds[2];
+	strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+	report("listen", l < 0 ? l : bind(l, (struct sockaddr *)&a, sizeof a) < 0 ? -1 : listen(l, 1));
+	unix_connect(path, 0);
+	report("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, fds));
+}
+
+static void inet(const char *proto, const char *port) {
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(port))};
+	int udp = !strcmp(proto, "udp");
+	int fd = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	report("socket", fd);
+	if (fd < 0) return;
+	if (udp)
+		report("send", sendto(fd, "corral", 6, 0, (struct sockaddr *)&a, sizeof a));
+	else
+		report("connect", connect(fd, (struct sockaddr *)&a, sizeof a));
+}
+
+static void writefile(const char *path) {
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	report("open", fd);
+	if (fd >= 0) report("write", write(fd, "corral", 6));
+}
+
+static void readfile(const char *path) {
+	char buf[256];
+	int fd = open(path, O_RDONLY);
+	report("open", fd);
+	if (fd >= 0) report("read", read(fd, buf, sizeof buf));
+}
+
+// foreign makes a system call through another architecture's entry point.
+static void foreign(const char *how) {
+	long r = -1;
+#ifdef __x86_64__
+	if (!strcmp(how, "int80")) {
+		long nr = 20; // getpid on i386
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(nr) : "memory");
+		if (r < 0) errno = -r, r = -1;
+	} else if (!strcmp(how, "x32")) {
+		r = syscall(0x40000000 | SYS_getpid);
+	}
+#else
+	errno = ENOSYS;
+	(void)how;
+#endif
+	report(how, r);
+}
+
+int main(int argc, char **argv) {
+	setvbuf(stdout, 0, _IOLBF, 0);
+	if (argc < 2) return 2;
+	const char *cmd = argv[1], *arg = argc > 2 ? argv[2] : "";
+	if (!strcmp(cmd, "syscalls")) syscalls();
+	else if (!strcmp(cmd, "terminal")) terminal();
+	else if (!strcmp(cmd, "unix")) unix_connect(arg, 0);
+	else if (!strcmp(cmd, "abstract")) unix_connect(arg, 1);
+	else if (!strcmp(cmd, "selfsock")) selfsock(arg);
+	else if (!strcmp(cmd, "kill")) report("kill", kill(atoi(arg), SIGTERM));
+	else if (!strcmp(cmd, "tcp") || !strcmp(cmd, "udp")) inet(cmd, arg);
+	else if (!strcmp(cmd, "write")) writefile(arg);
+	else if (!strcmp(cmd, "read")) readfile(arg);
+	else if (!strcmp(cmd, "foreign")) foreign(arg);
+	else return 2;
+	return 0;
+}
