@@ -25,7 +25,8 @@
 //		Scope: true,
 //	}, landlock.OS)
 //	...
-//	err = landlock.Restrict(p) // every thread of the process, and its children
+//	runtime.LockOSThread()
+//	err = landlock.Restrict(p) // this thread, and the processes it starts
 //
 // # Limitations
 //

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -40,6 +41,7 @@ func TestRestrictChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child of TestRestrict")
 	}
+	runtime.LockOSThread() // Restrict confines this thread only
 	p, err := Build(Input{ABI: ABI(), Scope: ABI() >= ABIScope, Entries: []Entry{
 		{"/", ReadOnly},
 		{filepath.Join(dir, "rw"), ReadWrite},
