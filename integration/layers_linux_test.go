@@ -122,9 +122,14 @@ func TestLayersTerminalInjection(t *testing.T) {
 	}
 }
 
-// layUnixListener listens on a socket file in dir and on an abstract name,
-// the way host daemons do, and counts the connections it accepts.
-func layUnixListener(t *testing.T, dir string) (path, abstract string, accepted func() int) {
+// layUnixListener listens on a socket file in a new directory and on an
+// abstract name, the way host daemons do, and counts the connections it
+// accepts. The directory sits right under /tmp: a socket's path must fit in
+// 108 bytes.
+func layUnixListener(t *testing.T) (dir, path, abstract string, accepted func() int) {
+	dir, err := os.MkdirTemp("/tmp", "corral-sock-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	path = filepath.Join(dir, "daemon.sock")
 	abstract = "corral-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	var n int
@@ -147,7 +152,7 @@ func layUnixListener(t *testing.T, dir string) (path, abstract string, accepted 
 			}
 		}()
 	}
-	return path, abstract, func() int {
+	return dir, path, abstract, func() int {
 		time.Sleep(50 * time.Millisecond) // let accepts land
 		<-mu
 		defer func() { mu <- struct{}{} }()
@@ -157,19 +162,19 @@ func layUnixListener(t *testing.T, dir string) (path, abstract string, accepted 
 
 func TestLayersHostUnixSockets(t *testing.T) {
 	s := newLayScene(t)
-	path, abstract, accepted := layUnixListener(t, s.outside)
+	sockDir, path, abstract, accepted := layUnixListener(t)
 	require.Equal(t, "ok", s.outsideRun(t, nil, "unix", path).get("connect"))
 	require.Equal(t, "ok", s.outsideRun(t, nil, "abstract", abstract).get("connect"))
 	require.Equal(t, 2, accepted(), "both host sockets answer without the sandbox")
 	for _, rung := range layRungs {
 		t.Run(string(rung)+"/default", func(t *testing.T) {
 			cfg := s.config()
-			cfg.ReadOnlyPaths = []string{s.outside} // the socket file is visible, read-only
+			cfg.ReadOnlyPaths = []string{sockDir} // the socket file is visible, read-only
 			sb, _ := s.sandbox(t, rung, cfg)
 			assert.Equal(t, "EPERM", s.inside(t, sb, nil, "unix", path).get("socket"))
 			assert.Equal(t, "EPERM", s.inside(t, sb, nil, "abstract", abstract).get("socket"))
 			assert.Equal(t, 2, accepted())
-			self := s.inside(t, sb, nil, "selfsock", filepath.Join(s.ws, "own.sock"))
+			self := s.inside(t, sb, nil, "selfsock", "own.sock")
 			assert.Equal(t, "ok", self.get("socketpair"), "socketpair stays allowed")
 		})
 		t.Run(string(rung)+"/allowed", func(t *testing.T) {
@@ -179,7 +184,7 @@ func TestLayersHostUnixSockets(t *testing.T) {
 			r := s.inside(t, sb, nil, "abstract", abstract)
 			assert.Equal(t, "ok", r.get("socket"))
 			assert.NotEqual(t, "ok", r.get("connect"), "Landlock scoping keeps host abstract sockets out of reach")
-			self := s.inside(t, sb, nil, "selfsock", filepath.Join(s.ws, "own.sock"))
+			self := s.inside(t, sb, nil, "selfsock", "own.sock") // in the workspace, the working directory
 			assert.Equal(t, "ok", self.get("listen"), "%s", self.out)
 			assert.Equal(t, "ok", self.get("connect"), "the sandbox's own sockets work")
 			os.Remove(filepath.Join(s.ws, "own.sock"))

@@ -123,6 +123,11 @@ static void terminal(void) {
 static int unix_connect(const char *name, int abstract) {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	socklen_t len = offsetof(struct sockaddr_un, sun_path) + strlen(name) + abstract;
+	if (strlen(name) + abstract >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		report("socket", -1);
+		return 1;
+	}
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	report("socket", fd);
 	if (fd < 0) return 1;
@@ -136,7 +141,12 @@ static int unix_connect(const char *name, int abstract) {
 static void selfsock(const char *path) {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int l = socket(AF_UNIX, SOCK_STREAM, 0), fds[2];
-	strncpy(a.sun_path, path, sizeof a.sun_path - 1);
+	if (strlen(path) >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		report("listen", -1);
+		return;
+	}
+	strcpy(a.sun_path, path);
 	report("listen", l < 0 ? l : bind(l, (struct sockaddr *)&a, sizeof a) < 0 ? -1 : listen(l, 1));
 	unix_connect(path, 0);
 	report("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, fds));
