@@ -77,7 +77,7 @@ func printReport(w io.Writer, r *corral.Report) {
 	}
 	fmt.Fprintln(w)
 	if !r.OK {
-		fmt.Fprintf(w, "rung:  none: run refuses to start (fallback %s)\n", r.Fallback)
+		fmt.Fprintf(w, "rung:  none with fallback %s: run refuses to start\n", r.Fallback)
 		fmt.Fprintf(w, "       %s\n", r.Problem)
 		return
 	}

@@ -75,6 +75,8 @@ var linuxLayers = []layer{
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
 	{name: "overlay", what: "workspace writes kept in the changeset (--changeset)",
 		when: func(c corral.Config) bool { return c.Changeset != "" }},
+	{name: "landlock", what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
+	{name: "seccomp", what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
 }
 
 func printLinux(w io.Writer, cfg corral.Config) {

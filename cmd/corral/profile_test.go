@@ -87,7 +87,7 @@ func TestProfileLinux(t *testing.T) {
 				"--read-only", link + "/data", "--hide", link + "/.env"}, tt.args...)
 			out, errOut, code := cli(t, real, args...)
 			require.Equal(t, 0, code, errOut)
-			for _, l := range []string{"user namespace", "mount namespace", "pid namespace"} {
+			for _, l := range []string{"user namespace", "mount namespace", "pid namespace", "landlock", "seccomp"} {
 				assert.Contains(t, out, l)
 			}
 			assert.Equal(t, tt.netNone, strings.Contains(out, "net namespace"))

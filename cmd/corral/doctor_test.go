@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+)
+
+func TestDoctorJSON(t *testing.T) {
+	stdout, stderr, code := cli(t, t.TempDir(), "doctor", "--json")
+	var r corral.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r), "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Len(t, r.Layers, 8)
+	assert.Equal(t, corral.FallbackFail, r.Fallback)
+	if r.OK {
+		assert.Equal(t, 0, code)
+		assert.Equal(t, corral.RungFull, r.Rung, "fallback fail runs on the full rung or not at all")
+	} else {
+		assert.Equal(t, 1, code)
+		assert.NotEmpty(t, r.Problem)
+	}
+}
+
+func TestDoctorText(t *testing.T) {
+	stdout, _, code := cli(t, t.TempDir(), "doctor", "--fallback", "warn")
+	assert.Equal(t, 0, code, "with fallback warn some rung always runs")
+	for _, l := range []string{"user namespace", "proc", "landlock", "seccomp"} {
+		assert.Contains(t, stdout, l)
+	}
+	assert.Contains(t, stdout, "rung:")
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		assert.NotContains(t, line, "<nil>")
+	}
+}
+
+func TestDoctorBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"doctor", "--fallback", "sometimes"},
+		{"doctor", "--net", "wifi"},
+		{"doctor", "extra"},
+	} {
+		_, stderr, code := cli(t, t.TempDir(), args...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assertOneLine(t, stderr, "")
+	}
+}
+
+func TestRunBadFallback(t *testing.T) {
+	_, stderr, code := cli(t, workspace(t), "run", "--fallback", "maybe", "--", "true")
+	assert.Equal(t, 2, code)
+	assertOneLine(t, stderr, `--fallback "maybe"`)
+}
