@@ -2,6 +2,7 @@ package integration
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -468,4 +469,44 @@ func TestLayersDoctor(t *testing.T) {
 	_, err = corral.Doctor(corral.Config{Fallback: "sometimes"})
 	var ce *corral.ConfigError
 	require.ErrorAs(t, err, &ce)
+}
+
+// layCallerEnv makes a re-executed test binary play a caller on the
+// landlock rung: it starts a command that leaves a background process, says
+// "started" and waits to be killed.
+const layCallerEnv = "CORRAL_LAYERS_CALLER_MARK"
+
+func TestLayersCallerRole(t *testing.T) {
+	mark := os.Getenv(layCallerEnv)
+	if mark == "" {
+		t.Skip("runs only as the caller of TestLayersLandlockRungDiesWithItsCaller")
+	}
+	defer testhook.Disable(corral.LayerUserNS)()
+	sb, err := corral.New(corral.Config{Workspace: os.Getenv("CORRAL_LAYERS_WS"), Fallback: corral.FallbackWarn})
+	require.NoError(t, err)
+	c := sb.Command(t.Context(), "sh", "-c", "(sleep "+mark+"1 &); sleep "+mark+"2")
+	require.NoError(t, c.Start())
+	require.Eventually(t, func() bool { return len(layMarked(mark+"1")) > 0 }, 5*time.Second, 10*time.Millisecond)
+	os.Stdout.WriteString("started\n")
+	select {}
+}
+
+func TestLayersLandlockRungDiesWithItsCaller(t *testing.T) {
+	s := newLayScene(t)
+	s.sandbox(t, corral.RungLandlock, s.config()) // skips where the rung is unavailable
+	mark := strconv.Itoa(700000 + os.Getpid()%100000)
+	c := exec.Command(os.Args[0], "-test.run=^TestLayersCallerRole$")
+	c.Env = append(os.Environ(), layCallerEnv+"="+mark, "CORRAL_LAYERS_WS="+s.ws)
+	c.Stderr = os.Stderr
+	out, err := c.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	line := make([]byte, 8)
+	_, err = io.ReadFull(out, line)
+	require.NoError(t, err)
+	require.Equal(t, "started\n", string(line))
+	require.NotEmpty(t, layMarked(mark), "the sandbox runs")
+	require.NoError(t, c.Process.Kill())
+	c.Wait()
+	assert.True(t, layGone(mark), "with no PID namespace, the init still takes everything along when the caller dies")
 }

@@ -29,13 +29,27 @@ func prepareBare() *failure {
 var cleanUpOnce sync.Once
 
 // cleanUp ends a bare sandbox: every process it started is killed and
-// reaped. A namespaced sandbox needs nothing: its PID namespace dies with
-// the init. The temp dir is the caller's to remove: Landlock keeps the init
-// from removing entries of its parent.
+// reaped, and its temp dir removed. A namespaced sandbox needs nothing: its
+// PID namespace and tmpfs die with the init.
+//
+// The work runs on a goroutine of its own, off the locked thread: Landlock
+// confines that thread (as it does the command), and would stop it from
+// removing the temp dir from the directory that holds it.
 func cleanUp(s *setup) {
-	if s.Bare {
-		cleanUpOnce.Do(func() { sweep(5 * time.Second) })
+	if !s.Bare {
+		return
 	}
+	cleanUpOnce.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sweep(5 * time.Second)
+			if s.TmpDir != "" {
+				os.RemoveAll(s.TmpDir)
+			}
+		}()
+		<-done
+	})
 }
 
 // sweep kills descendants until none is left. Killing a process hands its
