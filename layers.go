@@ -95,12 +95,11 @@ func (h *host) withTestHook() *host {
 type needs struct {
 	netNone     bool
 	unixSockets bool
-	ptrace      bool
 	fallback    Fallback
 }
 
 func (s *spec) needs() needs {
-	return needs{netNone: s.Network == NetworkNone, unixSockets: s.UnixSockets, ptrace: s.Ptrace, fallback: s.Fallback}
+	return needs{netNone: s.Network == NetworkNone, unixSockets: s.UnixSockets, fallback: s.Fallback}
 }
 
 // rungPlan is the rung a sandbox runs on and the layers it uses there.

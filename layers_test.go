@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral/internal/testhook"
 )
 
 // fakeHost has every layer, Landlock at abi, minus the ones named.
@@ -163,4 +165,15 @@ func TestConfigFallback(t *testing.T) {
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Fallback", ce.Field)
+}
+
+func TestTestHookMarksLayersUnavailable(t *testing.T) {
+	defer testhook.Disable(LayerUserNS, LayerLandlock)()
+	h := fakeHost(7).withTestHook()
+	assert.False(t, h.status(LayerUserNS).Available)
+	assert.Equal(t, "disabled by a test", h.status(LayerUserNS).Reason)
+	assert.False(t, h.status(LayerLandlock).Available)
+	assert.Zero(t, h.landlockABI)
+	assert.True(t, h.status(LayerSeccomp).Available)
+	assert.True(t, fakeHost(7).status(LayerUserNS).Available, "the probed host is not changed")
 }
