@@ -21,8 +21,10 @@ type Report struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// Doctor probes the host (once per process, as New does) and reports which
-// layers it offers and the rung a sandbox built from cfg would use. Only
+// Doctor probes the host (once per process) and reports which layers it
+// offers and the rung a sandbox built from cfg would use. Unlike New, which
+// takes the namespaces as given where nothing argues against them, it tries
+// every one. Only
 // Mode, Network, Fallback and AllowUnixSockets of cfg matter; paths are not
 // checked. The error reports an invalid field.
 func Doctor(cfg Config) (*Report, error) {
@@ -30,7 +32,7 @@ func Doctor(cfg Config) (*Report, error) {
 	if err := s.resolveChoices(cfg); err != nil {
 		return nil, err
 	}
-	h := probeHost().withTestHook()
+	h := probeHostFully().withTestHook()
 	r := &Report{Layers: h.layers, LandlockABI: h.landlockABI, Fallback: s.Fallback}
 	if s.Mode == ModeDisabled {
 		r.Rung, r.OK, r.Without = RungNone, true, []string{"every layer (Mode is disabled)"}

@@ -177,3 +177,30 @@ func TestTestHookMarksLayersUnavailable(t *testing.T) {
 	assert.True(t, h.status(LayerSeccomp).Available)
 	assert.True(t, fakeHost(7).status(LayerUserNS).Available, "the probed host is not changed")
 }
+
+func TestNamespacesLikely(t *testing.T) {
+	all := func(string) bool { return true }
+	clean := "22 21 0:20 / /proc rw - proc proc rw\n"
+	masked := clean + "23 22 0:21 / /proc/kcore rw - tmpfs tmpfs rw\n"
+	open := map[string]string{"user.max_user_namespaces": "1000"}
+	cases := []struct {
+		name     string
+		hasNS    func(string) bool
+		values   map[string]string
+		filtered bool
+		mi       string
+		want     bool
+	}{
+		{"ordinary host", all, open, false, clean, true},
+		{"no user namespaces in the kernel", func(ns string) bool { return ns != "user" }, open, false, clean, false},
+		{"switched off", all, map[string]string{"kernel.unprivileged_userns_clone": "0"}, false, clean, false},
+		{"apparmor", all, map[string]string{"kernel.apparmor_restrict_unprivileged_userns": "1"}, false, clean, false},
+		{"container filter", all, open, true, clean, false},
+		{"masked proc", all, open, false, masked, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, namespacesLikely(c.hasNS, c.values, c.filtered, strings.NewReader(c.mi)))
+		})
+	}
+}

@@ -13,22 +13,53 @@ import (
 )
 
 var (
-	probeOnce sync.Once
-	probed    *host
+	predictOnce, probeOnce sync.Once
+	predicted, probed      *host
 )
 
-// probeHost finds out once per process which layers this host offers. The
-// first call costs a few milliseconds (two small processes); later calls
-// cost nothing, so spawning never probes.
+// probeHost is what New picks a rung from, found out once per process.
+// Trying the namespaces costs two short-lived processes (several
+// milliseconds, as much as a whole `corral run`), so where nothing the
+// kernel exposes argues against them they are taken as given: a host that
+// then refuses one fails the sandbox with that layer named, never runs it
+// weaker. Anywhere in doubt the probe runs. Landlock and seccomp are always
+// asked: that takes a system call each.
 func probeHost() *host {
-	probeOnce.Do(func() { probed = runProbe() })
+	predictOnce.Do(func() {
+		if h, ok := predictHost(); ok {
+			predicted = h
+		} else {
+			predicted = probeHostFully()
+		}
+	})
+	return predicted
+}
+
+// probeHostFully tries every layer, once per process: what Doctor reports.
+func probeHostFully() *host {
+	probeOnce.Do(func() {
+		h := &host{landlockABI: landlock.ABI()}
+		h.layers = append(namespaceLayers(), landlockLayer(h.landlockABI), seccompLayer())
+		probed = h
+	})
 	return probed
 }
 
-func runProbe() *host {
+// predictHost takes the namespace layers as available when the kernel has
+// them, no sysctl switches them off, no seccomp filter sits on this process
+// (as in most containers) and nothing covers parts of /proc.
+func predictHost() (*host, bool) {
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	hasNS := func(ns string) bool { _, err := os.Stat("/proc/self/ns/" + ns); return err == nil }
+	if !namespacesLikely(hasNS, readSysctls(), underSeccomp(), bytes.NewReader(mi)) {
+		return nil, false
+	}
 	h := &host{landlockABI: landlock.ABI()}
-	h.layers = append(namespaceLayers(), landlockLayer(h.landlockABI), seccompLayer())
-	return h
+	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay} {
+		h.layers = append(h.layers, LayerStatus{Name: n, Available: true, Detail: "predicted, not tried"})
+	}
+	h.layers = append(h.layers, landlockLayer(h.landlockABI), seccompLayer())
+	return h, true
 }
 
 func namespaceLayers() []LayerStatus {

@@ -69,3 +69,25 @@ func procCovered(mountinfo io.Reader) (string, error) {
 	}
 	return "", sc.Err()
 }
+
+// namespacesLikely reports whether nothing the kernel exposes argues against
+// the namespace layers: the kernel has each kind (hasNS), no sysctl switches
+// user namespaces off, no seccomp filter sits on the process (filtered), and
+// no mount covers part of /proc, which would refuse a fresh one.
+func namespacesLikely(hasNS func(string) bool, values map[string]string, filtered bool, mountinfo io.Reader) bool {
+	for _, ns := range []string{"user", "mnt", "pid", "net"} {
+		if !hasNS(ns) {
+			return false
+		}
+	}
+	for _, s := range sysctls {
+		if values[s.name] == s.off {
+			return false
+		}
+	}
+	if filtered {
+		return false
+	}
+	covered, err := procCovered(mountinfo)
+	return err == nil && covered == ""
+}
