@@ -1,6 +1,7 @@
 package corral
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -104,6 +105,8 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 }
 
 func (b *linuxBackend) close() error { return b.jail.Close() }
+
+func (b *linuxBackend) warm(ctx context.Context) error { return b.jail.Ready(ctx) }
 
 // translate turns a backend error into the package's typed errors.
 func translate(name string, err error) error {

@@ -66,6 +66,18 @@ func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
 // Commands already running are not affected.
 func (sb *Sandbox) Close() error { return sb.backend.close() }
 
+// Warm blocks until the sandboxes kept built ahead for commands are ready
+// (on Linux, two per Sandbox), or ctx is done. Commands do not need it: it
+// lets a program pay for building them at start-up, before its first
+// command, and lets a benchmark time what a command costs when it does not
+// follow another one at once.
+func (sb *Sandbox) Warm(ctx context.Context) error {
+	if w, ok := sb.backend.(interface{ warm(context.Context) error }); ok {
+		return w.warm(ctx)
+	}
+	return nil
+}
+
 // backend starts commands for one platform's way of sandboxing.
 type backend interface {
 	start(req *startRequest) (process, error)

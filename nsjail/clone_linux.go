@@ -1,7 +1,6 @@
 package nsjail
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"syscall"
@@ -76,16 +75,16 @@ func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
 // directCloner clones inits from the calling process.
 type directCloner struct{}
 
-func (directCloner) clone(netNone bool) (*net.UnixConn, int, error) {
+func (directCloner) clone(netNone bool) (*conn, int, error) {
 	return connect(cloneInit(netNone))
 }
 
 // bareCloner starts inits without namespaces from the calling process.
 type bareCloner struct{}
 
-func (bareCloner) clone(bool) (*net.UnixConn, int, error) { return connect(startBareInit()) }
+func (bareCloner) clone(bool) (*conn, int, error) { return connect(startBareInit()) }
 
-func connect(f *os.File, pid int, err error) (*net.UnixConn, int, error) {
+func connect(f *os.File, pid int, err error) (*conn, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,7 +3,6 @@ package nsjail
 import (
 	"errors"
 	"io/fs"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -47,6 +46,13 @@ func initMain([]string) int {
 		send(conn, reply{Fail: f})
 		return 125
 	}
+	if err := limitPrivileges(); err != nil {
+		send(conn, reply{Fail: failureOf("privileges", "", err)})
+		return 125
+	}
+	// Signals that arrive before the command exists wait here for it.
+	signals := make(chan os.Signal, 16)
+	signal.Notify(signals, forwarded...)
 	if err := send(conn, reply{Ready: true}); err != nil {
 		return 125
 	}
@@ -55,8 +61,6 @@ func initMain([]string) int {
 	if err != nil || len(files) != 3 {
 		return 125
 	}
-	signals := make(chan os.Signal, 16)
-	signal.Notify(signals, forwarded...)
 	pid, f := startCommand(&s, &req, files)
 	closeFiles(files)
 	if f != nil {
@@ -69,7 +73,12 @@ func initMain([]string) int {
 	go watchLifeline(conn, &s)
 	go forward(signals, pid)
 	status := reap(pid)
+	if !s.Bare {
+		killRest()
+	}
 	cleanUp(&s)
+	// Everything the command left behind is gone by now, so the caller need
+	// not wait for the namespaces to be torn down.
 	send(conn, reply{Exited: true, Status: uint32(status)})
 	return exitCode(status)
 }
@@ -150,7 +159,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 			return 0, failureOf("mount", "", err)
 		}
 	}
-	if err := dropPrivileges(); err != nil {
+	if err := dropCapabilities(); err != nil {
 		return 0, failureOf("privileges", "", err)
 	}
 	// The layers go on last, right before the command starts: Landlock's
@@ -227,13 +236,15 @@ func lookPath(name string, env []string) (string, error) {
 	return "", errors.New(msgNotFound)
 }
 
-// dropPrivileges leaves the calling thread, and so the command, with no
-// capabilities at all and no way to gain any: the bounding and ambient sets
-// are emptied, then the effective, permitted and inheritable ones, and
-// no_new_privs is set.
+// limitPrivileges leaves the calling thread, and so the command, no way
+// to gain a capability: no_new_privs is set and the bounding and ambient
+// sets are emptied. The effective set stays for the mounts still to come
+// when the command starts (ProtectNow); dropCapabilities empties it then.
+// Done while the sandbox is built, this is off the path of a command
+// taking a sandbox built ahead.
 //
 // Preconditions: must be called with the OS thread locked.
-func dropPrivileges() error {
+func limitPrivileges() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return os.NewSyscallError("prctl(NO_NEW_PRIVS)", err)
 	}
@@ -252,6 +263,14 @@ func dropPrivileges() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return os.NewSyscallError("prctl(CAP_AMBIENT_CLEAR_ALL)", err)
 	}
+	return nil
+}
+
+// dropCapabilities empties the effective, permitted and inheritable sets of
+// the calling thread, after limitPrivileges: the command starts with none.
+//
+// Preconditions: must be called with the OS thread locked.
+func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
@@ -312,10 +331,22 @@ func reap(pid int) unix.WaitStatus {
 	}
 }
 
+// killRest kills every other process in the PID namespace (kill(-1) from
+// its PID 1 reaches exactly those) and reaps them.
+func killRest() {
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		_, err := unix.Wait4(-1, nil, 0, nil)
+		if err != unix.EINTR && err != nil {
+			return // ECHILD: nobody left
+		}
+	}
+}
+
 // watchLifeline ends the sandbox when the caller goes away: its end of the
 // socket closes even when it is killed. A bare sandbox's processes are
 // killed first, as no PID namespace takes them along.
-func watchLifeline(conn *net.UnixConn, s *setup) {
+func watchLifeline(conn *conn, s *setup) {
 	for {
 		var c control
 		if _, err := recv(conn, &c); err != nil {

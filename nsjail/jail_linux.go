@@ -1,10 +1,10 @@
 package nsjail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -70,7 +70,7 @@ type Jail struct {
 
 // cloner produces fresh inits: a connection to one and its host pid.
 type cloner interface {
-	clone(netNone bool) (*net.UnixConn, int, error)
+	clone(netNone bool) (*conn, int, error)
 }
 
 // New prepares a Jail. The mount plan is computed here, once.
@@ -113,6 +113,10 @@ func New(o Options) (*Jail, error) {
 	j.pool = newPool(ahead, j.build)
 	return j, nil
 }
+
+// Ready blocks until the sandboxes kept built ahead are ready, so that the
+// next Start takes one.
+func (j *Jail) Ready(ctx context.Context) error { return j.pool.wait(ctx) }
 
 // Close kills the sandboxes kept ready. Running commands are not affected.
 func (j *Jail) Close() error {
@@ -191,7 +195,7 @@ func (j *Jail) build() (*Process, error) {
 
 // Process is a running sandbox.
 type Process struct {
-	conn    *net.UnixConn
+	conn    *conn
 	pid     int
 	pidfd   int
 	once    sync.Once
@@ -251,17 +255,18 @@ func (p *Process) Kill() error {
 // gone. A sandbox killed from outside reports SIGKILL.
 func (p *Process) Wait() (syscall.WaitStatus, error) {
 	defer p.release()
-	status := syscall.WaitStatus(unix.SIGKILL)
 	var r reply
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
-		status = syscall.WaitStatus(r.Status)
+		// The init killed and reaped everything else before reporting.
+		return syscall.WaitStatus(r.Status), nil
 	}
-	// The init reports before it exits; its pidfd turns readable only once
-	// the kernel has killed and reaped everything else in its PID namespace.
+	// The init died without reporting (killed from outside): its pidfd
+	// turns readable only once the kernel has killed and reaped everything
+	// else in its PID namespace.
 	if err := waitReadable(p.pidfd); err != nil {
 		return 0, err
 	}
-	return status, nil
+	return syscall.WaitStatus(unix.SIGKILL), nil
 }
 
 func (p *Process) release() {

@@ -1,6 +1,9 @@
 package nsjail
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // pool keeps up to size sandboxes built and waiting for a command, so that
 // starting one costs a message and a fork instead of a clone, a runtime
@@ -10,14 +13,16 @@ type pool struct {
 	build func() (*Process, error)
 	ready chan *Process
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool
+	building int           // refills under way
+	settled  chan struct{} // closed and replaced whenever building drops to 0
 }
 
 func newPool(size int, build func() (*Process, error)) *pool {
-	p := &pool{build: build, ready: make(chan *Process, size)}
+	p := &pool{build: build, ready: make(chan *Process, size), settled: make(chan struct{})}
 	for range size {
-		go p.refill()
+		p.refill()
 	}
 	return p
 }
@@ -26,31 +31,59 @@ func newPool(size int, build func() (*Process, error)) *pool {
 func (p *pool) take() *Process {
 	select {
 	case s := <-p.ready:
-		go p.refill()
+		p.refill()
 		return s
 	default:
 		return nil
 	}
 }
 
-// refill builds one sandbox and parks it. A failure is dropped: the next
-// Start builds its own sandbox and reports the error to its caller.
+// refill builds one sandbox in the background and parks it. A failure is
+// dropped: the next Start builds its own sandbox and reports the error to
+// its caller.
 func (p *pool) refill() {
-	s, err := p.build()
-	if err != nil {
-		return
-	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.closed {
-		select {
-		case p.ready <- s:
+	p.building++
+	p.mu.Unlock()
+	go func() {
+		s, err := p.build()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.building--; p.building == 0 {
+			close(p.settled)
+			p.settled = make(chan struct{})
+		}
+		if err != nil {
 			return
-		default:
+		}
+		if !p.closed {
+			select {
+			case p.ready <- s:
+				return
+			default:
+			}
+		}
+		s.Kill()
+		s.release()
+	}()
+}
+
+// wait blocks until no sandbox is being built: the pool is as full as it
+// will get.
+func (p *pool) wait(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		building, settled := p.building, p.settled
+		p.mu.Unlock()
+		if building == 0 {
+			return nil
+		}
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	s.Kill()
-	s.release()
 }
 
 // close kills every parked sandbox and stops refilling.

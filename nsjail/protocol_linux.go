@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -135,18 +135,36 @@ func socketPair() (*os.File, *os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "corral-sock"), os.NewFile(uintptr(fds[1]), "corral-sock"), nil
 }
 
-// fileConn turns a socket file into a connection; f is closed.
-func fileConn(f *os.File) (*net.UnixConn, error) {
+// conn is one end of a SOCK_SEQPACKET socket, used with plain blocking
+// system calls: the thread that waits is the one the kernel wakes, with no
+// hand-off through the runtime's poller, which costs milliseconds per round
+// trip on a busy machine.
+type conn struct {
+	fd   int
+	once sync.Once
+}
+
+// fileConn turns a socket file into a conn; f is closed.
+func fileConn(f *os.File) (*conn, error) {
 	defer f.Close()
-	c, err := net.FileConn(f)
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, os.NewSyscallError("dup", err)
 	}
-	return c.(*net.UnixConn), nil
+	return &conn{fd: fd}, nil
+}
+
+// Close shuts the socket down, which also wakes a reader blocked on it.
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		unix.Close(c.fd)
+	})
+	return nil
 }
 
 // send writes v as one message with files attached.
-func send(c *net.UnixConn, v any, files ...*os.File) error {
+func send(c *conn, v any, files ...*os.File) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -159,20 +177,36 @@ func send(c *net.UnixConn, v any, files ...*os.File) error {
 		}
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, err = c.WriteMsgUnix(b, oob, nil)
-	return err
+	for {
+		_, err = unix.SendmsgN(c.fd, b, oob, nil, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	runtime.KeepAlive(files)
+	if err != nil {
+		return os.NewSyscallError("sendmsg", err)
+	}
+	return nil
 }
 
 // recv reads one message into v and returns the files attached to it. A
 // closed peer is io.EOF.
-func recv(c *net.UnixConn, v any) ([]*os.File, error) {
+func recv(c *conn, v any) ([]*os.File, error) {
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
 	oob := make([]byte, unix.CmsgSpace(8*4))
-	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(c.fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, os.NewSyscallError("recvmsg", err)
 	}
 	files, ferr := parseRights(oob[:oobn])
 	if n == 0 {

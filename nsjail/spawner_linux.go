@@ -3,7 +3,6 @@ package nsjail
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -69,14 +68,14 @@ func spawnerMain([]string) int {
 // spawner is the caller's side of the spawner process.
 type spawner struct {
 	mu      sync.Mutex
-	conn    *net.UnixConn
+	conn    *conn
 	nextID  uint64
 	pending map[uint64]chan spawnResult
 	err     error // set once the spawner is gone
 }
 
 type spawnResult struct {
-	conn *net.UnixConn
+	conn *conn
 	pid  int
 	err  error
 }
@@ -173,7 +172,7 @@ func (s *spawner) fail(err error) {
 	}
 }
 
-func (s *spawner) clone(netNone bool) (*net.UnixConn, int, error) {
+func (s *spawner) clone(netNone bool) (*conn, int, error) {
 	ch := make(chan spawnResult, 1)
 	s.mu.Lock()
 	if s.err != nil {

@@ -19,6 +19,8 @@ func (s *sandbox) spawn(ctx context.Context) error {
 	return nil
 }
 
+func (s *sandbox) warm(ctx context.Context) error { return s.sb.Warm(ctx) }
+
 // bwrap spawns bubblewrap with the isolation corral gives by default: a
 // read-only root, fresh /dev and /proc, a private /tmp, the workspace
 // writable, new user and PID namespaces and session, killed with its parent.
