@@ -173,17 +173,18 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		env = setEnv(env, "TMPDIR="+s.TmpDir)
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
-	p, err := os.StartProcess(path, req.Args, &os.ProcAttr{
+	// syscall rather than os: os.StartProcess first checks, once per
+	// process, that the kernel's CLONE_PIDFD works by forking a child that
+	// exits at once, which would double the cost of the init's only fork.
+	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   env,
-		Files: stdio,
+		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
 		Sys:   sys,
 	})
 	if err != nil {
-		return 0, execFailure(req.Path, err)
+		return 0, execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err})
 	}
-	pid := p.Pid
-	p.Release()
 	return pid, nil
 }
 
