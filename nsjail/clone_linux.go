@@ -2,7 +2,6 @@ package nsjail
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,20 +55,38 @@ func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
 		return nil, 0, err
 	}
 	defer theirs.Close()
-	cmd := &exec.Cmd{
-		Path:        reexec.Self,
-		Args:        []string{reexec.Self, InitName},
-		Env:         []string{},
-		Stderr:      os.Stderr,
-		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: attr,
-	}
-	if err := cmd.Start(); err != nil {
+	// syscall rather than os/exec: os.StartProcess first checks, once per
+	// process, that CLONE_PIDFD works by forking a child that exits at once,
+	// a second fork on a short-lived caller's path. The init's standard
+	// input and output are /dev/null, its stderr the caller's, its socket
+	// fd 3.
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
 		ours.Close()
 		return nil, 0, err
 	}
-	go cmd.Wait() // reap; the status travels on the socket
-	return ours, cmd.Process.Pid, nil
+	defer devNull.Close()
+	pid, err := syscall.ForkExec(reexec.Self, []string{reexec.Self, InitName}, &syscall.ProcAttr{
+		Env:   []string{},
+		Files: []uintptr{devNull.Fd(), devNull.Fd(), os.Stderr.Fd(), theirs.Fd()},
+		Sys:   attr,
+	})
+	if err != nil {
+		ours.Close()
+		return nil, 0, &os.PathError{Op: "fork/exec", Path: reexec.Self, Err: err}
+	}
+	go reapInit(pid) // the status travels on the socket
+	return ours, pid, nil
+}
+
+// reapInit collects an init's exit status so it does not linger as a zombie.
+func reapInit(pid int) {
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
 }
 
 // directCloner clones inits from the calling process.
