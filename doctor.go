@@ -24,30 +24,35 @@ type Report struct {
 // Doctor probes the host (once per process) and reports which layers it
 // offers and the rung a sandbox built from cfg would use. Unlike New, which
 // takes the namespaces as given where nothing argues against them, it tries
-// every one. Only
-// Mode, Network, Fallback and AllowUnixSockets of cfg matter; paths are not
-// checked. The error reports an invalid field.
+// every one. On macOS the one layer is seatbelt: whether
+// /usr/bin/sandbox-exec applies a profile. Only Mode, Network, Fallback and
+// AllowUnixSockets of cfg matter; paths are not checked. The error reports
+// an invalid field.
 func Doctor(cfg Config) (*Report, error) {
 	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace}
 	if err := s.resolveChoices(cfg); err != nil {
 		return nil, err
 	}
-	h := probeHostFully().withTestHook()
+	return report(probeHostFully().withTestHook(), s), nil
+}
+
+// report is what Doctor says about s on h.
+func report(h *host, s *spec) *Report {
 	r := &Report{Layers: h.layers, LandlockABI: h.landlockABI, Fallback: s.Fallback}
 	if s.Mode == ModeDisabled {
 		r.Rung, r.OK, r.Without = RungNone, true, []string{"every layer (Mode is disabled)"}
-		return r, nil
+		return r
 	}
 	plan, err := choose(h, s.needs())
 	if err != nil {
 		var se *SetupError
 		errors.As(err, &se)
 		r.Problem = se.Layer + ": " + se.Err.Error()
-		return r, nil
+		return r
 	}
 	r.Rung, r.OK = plan.rung, true
 	for _, l := range plan.without {
 		r.Without = append(r.Without, l.Name)
 	}
-	return r, nil
+	return r
 }

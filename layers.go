@@ -19,6 +19,9 @@ const (
 	// RungLandlock: no namespaces; Landlock and seccomp applied to the
 	// command directly, with a per-command temp dir as TMPDIR.
 	RungLandlock Rung = "landlock"
+	// RungSeatbelt: macOS; a generated Seatbelt profile applied by
+	// /usr/bin/sandbox-exec (docs/macos.md).
+	RungSeatbelt Rung = "seatbelt"
 	// RungNone: no containment at all.
 	RungNone Rung = "none"
 )
@@ -44,6 +47,7 @@ const (
 	LayerOverlay  = "overlayfs"
 	LayerLandlock = "landlock"
 	LayerSeccomp  = "seccomp"
+	LayerSeatbelt = "seatbelt"
 )
 
 // landlockScopeABI is the Landlock ABI that confines signals and abstract
@@ -64,6 +68,8 @@ type LayerStatus struct {
 type host struct {
 	layers      []LayerStatus
 	landlockABI int
+	// seatbelt marks a macOS host, whose ladder is seatbelt, then none.
+	seatbelt bool
 }
 
 func (h *host) status(name string) LayerStatus {
@@ -78,7 +84,7 @@ func (h *host) status(name string) LayerStatus {
 // withTestHook returns h with the layers a test switched off marked
 // unavailable.
 func (h *host) withTestHook() *host {
-	out := &host{landlockABI: h.landlockABI}
+	out := &host{landlockABI: h.landlockABI, seatbelt: h.seatbelt}
 	for _, l := range h.layers {
 		if testhook.Disabled(l.Name) {
 			l = LayerStatus{Name: l.Name, Reason: "disabled by a test"}
@@ -114,8 +120,12 @@ type rungPlan struct {
 }
 
 // choose picks the rung for n on h. With FallbackFail anything short of the
-// full rung is an error naming the first missing layer.
+// full rung (on macOS, the seatbelt rung) is an error naming the first
+// missing layer.
 func choose(h *host, n needs) (*rungPlan, error) {
+	if h.seatbelt {
+		return chooseSeatbelt(h, n)
+	}
 	full := append(namespaceNeeds(h, n), fullLandlockNeed(h, n), h.status(LayerSeccomp))
 	without := unmet(full)
 	if len(without) == 0 {

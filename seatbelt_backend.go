@@ -25,8 +25,28 @@ type seatbeltBackend struct {
 	protected []string
 }
 
-// probeCommand is what the probe runs under the profile.
-const probeCommand = "/usr/bin/true"
+// seatbeltOrNone is the macOS ladder as New climbs it: the seatbelt rung, or
+// when sandbox-exec cannot apply the profile and Fallback is warn, commands
+// run unsandboxed after one line through Logf.
+func seatbeltOrNone(s *spec, runner string) (backend, error) {
+	b, err := newSeatbeltBackend(s, runner)
+	if err == nil {
+		return b, nil
+	}
+	missing := LayerStatus{Name: LayerSeatbelt, Reason: err.Error()}
+	var se *SetupError
+	if errors.As(err, &se) && se.Layer == LayerSeatbelt {
+		missing.Reason = se.Err.Error()
+	}
+	plan, cerr := chooseSeatbelt(&host{seatbelt: true, layers: []LayerStatus{missing}}, s.needs())
+	if cerr != nil {
+		return nil, err
+	}
+	if s.logf != nil {
+		s.logf("%s", plan.warning())
+	}
+	return &directBackend{workspace: s.Workspace}, nil
+}
 
 func newSeatbeltBackend(s *spec, runner string) (*seatbeltBackend, error) {
 	b := &seatbeltBackend{runner: runner, spec: s, protected: protectedNames(s.AllowPlanting)}
@@ -59,9 +79,9 @@ func (b *seatbeltBackend) probe() error {
 	switch {
 	case errors.As(err, &ee):
 		msg := strings.Join(strings.Fields(stderr.buf.String()), " ")
-		return &SetupError{Layer: "seatbelt", Path: b.runner, Err: fmt.Errorf("profile rejected (%v): %s", ee.ProcessState, msg)}
+		return &SetupError{Layer: LayerSeatbelt, Path: b.runner, Err: fmt.Errorf("profile rejected (%v): %s", ee.ProcessState, msg)}
 	case err != nil:
-		return &SetupError{Layer: "seatbelt", Path: b.runner, Err: err}
+		return &SetupError{Layer: LayerSeatbelt, Path: b.runner, Err: err}
 	}
 	return nil
 }
@@ -82,7 +102,7 @@ func (b *seatbeltBackend) prepare() (string, *seatbelt.Profile, error) {
 	prof, err := seatbelt.Generate(b.input(tmp))
 	if err != nil {
 		os.RemoveAll(tmp)
-		return "", nil, &SetupError{Layer: "seatbelt", Err: err}
+		return "", nil, &SetupError{Layer: LayerSeatbelt, Err: err}
 	}
 	return tmp, prof, nil
 }
@@ -129,7 +149,7 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 	setStdio(cmd, req.Stdio)
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(tmp)
-		return nil, &SetupError{Layer: "seatbelt", Path: b.runner, Err: err}
+		return nil, &SetupError{Layer: LayerSeatbelt, Path: b.runner, Err: err}
 	}
 	return &seatbeltProcess{cmd: cmd, tmp: tmp}, nil
 }

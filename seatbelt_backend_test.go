@@ -5,6 +5,7 @@ package corral
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,7 @@ func TestSeatbeltProbeFailureFailsNew(t *testing.T) {
 	_, err = newSeatbeltBackend(s, runner)
 	var se *SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "seatbelt", se.Layer)
+	assert.Equal(t, LayerSeatbelt, se.Layer)
 	assert.Contains(t, err.Error(), "profile rejected")
 	assert.Contains(t, err.Error(), "unbound variable: frobnicate")
 
@@ -255,4 +256,78 @@ func assertGone(t *testing.T, pid int) {
 		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		return err == nil && strings.Contains(string(stat), ") Z ")
 	}, 10*time.Second, 20*time.Millisecond, "pid %d still runs", pid)
+}
+
+func TestProbeSeatbelt(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), mode))
+		return p
+	}
+	works := script("works", standInRunner, 0o755)
+	cases := []struct {
+		name      string
+		runner    string
+		available bool
+		reason    string
+	}{
+		{"applies a profile", works, true, ""},
+		{"rejects it", script("rejects", rejectingRunner, 0o755), false, "cannot apply a profile: sandbox-exec: unbound variable: frobnicate"},
+		{"silent failure", script("silent", "#!/bin/sh\nexit 1\n", 0o755), false, "cannot apply a profile: exit status 1"},
+		{"missing", filepath.Join(dir, "missing"), false, "missing not found"},
+		{"not executable", script("plain", standInRunner, 0o644), false, "plain is not executable"},
+		{"a directory", dir, false, "is not executable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := probeSeatbelt(c.runner)
+			assert.Equal(t, LayerSeatbelt, l.Name)
+			assert.Equal(t, c.available, l.Available, l.Reason)
+			if c.available {
+				assert.Equal(t, c.runner, l.Detail)
+				return
+			}
+			assert.Contains(t, l.Reason, c.reason)
+			assert.NotContains(t, l.Reason, "\n")
+		})
+	}
+	args, err := os.ReadFile(filepath.Join(dir, "args"))
+	require.NoError(t, err)
+	assert.Equal(t, "-p\x00"+seatbeltDoctorProfile+"\x00--\x00"+probeCommand+"\x00", string(args),
+		"sandbox-exec gets the profile as a string and runs the probe command by its absolute path")
+}
+
+func TestSeatbeltOrNone(t *testing.T) {
+	runner := filepath.Join(t.TempDir(), "sandbox-exec")
+	require.NoError(t, os.WriteFile(runner, []byte(rejectingRunner), 0o755))
+	newSpec := func(fallback Fallback) (*spec, *[]string) {
+		s, err := Config{Workspace: t.TempDir(), Fallback: fallback}.resolve()
+		require.NoError(t, err)
+		var logged []string
+		s.logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+		return s, &logged
+	}
+
+	s, logged := newSpec(FallbackFail)
+	_, err := seatbeltOrNone(s, runner)
+	var se *SetupError
+	require.ErrorAs(t, err, &se, "fail closed")
+	assert.Equal(t, LayerSeatbelt, se.Layer)
+	assert.Empty(t, *logged)
+
+	s, logged = newSpec(FallbackWarn)
+	b, err := seatbeltOrNone(s, runner)
+	require.NoError(t, err)
+	assert.IsType(t, &directBackend{}, b)
+	require.Len(t, *logged, 1)
+	assert.Contains(t, (*logged)[0], "corral: sandbox disabled: commands run with full host access, without seatbelt (profile rejected")
+
+	works := filepath.Join(t.TempDir(), "sandbox-exec")
+	require.NoError(t, os.WriteFile(works, []byte(standInRunner), 0o755))
+	s, logged = newSpec(FallbackWarn)
+	b, err = seatbeltOrNone(s, works)
+	require.NoError(t, err)
+	assert.IsType(t, &seatbeltBackend{}, b)
+	assert.Empty(t, *logged, "nothing to warn about on the seatbelt rung")
 }

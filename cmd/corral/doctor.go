@@ -22,8 +22,9 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor [--json]",
 		Short: "Show which sandbox layers this host offers and the rung run will use",
 		Long: `Probe the kernel for each layer of the sandbox (namespaces, a fresh /proc,
-overlayfs, Landlock, seccomp) and print whether it is available, why not when
-it is not, and the rung ` + "`corral run`" + ` will use with the given policy.
+overlayfs, Landlock, seccomp; on macOS, whether /usr/bin/sandbox-exec applies
+a profile) and print whether it is available, why not when it is not, and the
+rung ` + "`corral run`" + ` will use with the given policy.
 
 Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 		Args: cobra.NoArgs,

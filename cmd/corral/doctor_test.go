@@ -55,3 +55,29 @@ func TestRunBadFallback(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assertOneLine(t, stderr, `--fallback "maybe"`)
 }
+
+// TestDoctorTextSeatbelt prints a macOS report, which has one layer.
+func TestDoctorTextSeatbelt(t *testing.T) {
+	tests := []struct {
+		name string
+		r    corral.Report
+		want string
+	}{
+		{"works", corral.Report{
+			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}},
+			Fallback: corral.FallbackFail, Rung: corral.RungSeatbelt, OK: true,
+		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n"},
+		{"refused", corral.Report{
+			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Reason: "/usr/bin/sandbox-exec not found"}},
+			Fallback: corral.FallbackFail, Problem: `seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)`,
+		}, "seatbelt  unavailable: /usr/bin/sandbox-exec not found\n\nrung:  none with fallback fail: run refuses to start\n" +
+			`       seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			printReport(&b, &tt.r)
+			assert.Equal(t, tt.want, b.String())
+		})
+	}
+}
