@@ -22,6 +22,10 @@ are applied.
 
 Exit status: 0 on success; 1 when the changeset cannot be read or a change
 cannot be applied; 2 usage error.`,
+		// Without these cobra prints the help for a misspelt subcommand and
+		// exits 0, as if it had run.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newChangesListCmd(), newChangesDiffCmd(), newChangesApplyCmd(),
 		newChangesDiscardCmd(), newChangesExportCmd(), newChangesImportCmd())

@@ -155,6 +155,7 @@ func TestChangesErrors(t *testing.T) {
 		{"no directory", []string{"changes", "apply"}, exitUsage, "accepts 1 arg"},
 		{"export without -o", []string{"changes", "export", notCs}, exitUsage, `"output" not set`},
 		{"discard refuses a plain directory", []string{"changes", "discard", notCs}, 1, "not a changeset"},
+		{"unknown subcommand", []string{"changes", "lsit", notCs}, exitUsage, `unknown command "lsit" for "corral changes"`},
 		{"review without changeset", []string{"run", "--review", "--", "true"}, exitUsage, "--review needs --changeset"},
 	}
 	for _, tt := range tests {

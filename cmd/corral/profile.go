@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,10 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		return err
 	}
 	cfg, err := f.config()
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err // a --config file that does not load: a usage error, as for run
+	}
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}

@@ -130,6 +130,8 @@ func TestProfileErrors(t *testing.T) {
 		{"missing workspace", []string{"--workspace", filepath.Join(link, "missing")}, exitSetup, "config Workspace"},
 		{"bad network", []string{"--workspace", link, "--net", "wifi"}, exitUsage, `--net "wifi"`},
 		{"negative timeout", []string{"--workspace", link, "--timeout", "-1s"}, exitUsage, "--timeout"},
+		{"config missing", []string{"--workspace", link, "--config", filepath.Join(real, "missing.toml")}, exitUsage, "load config"},
+		{"agent without config", []string{"--workspace", link, "--agent", "coder"}, exitUsage, "--agent needs --config"},
 		{"hidden workspace", []string{"--platform", "darwin", "--workspace", link, "--hide", filepath.Dir(real)}, exitSetup, "config HiddenPaths"},
 	}
 	for _, tt := range tests {
