@@ -40,6 +40,13 @@ type Sandbox struct {
 	Env []string
 	// AllowPlanting names entries of corral.ProtectedNames left writable.
 	AllowPlanting []string
+	// AllowUnixSockets and AllowPtrace are corral.Config's, false unless
+	// the file says true.
+	AllowUnixSockets bool
+	AllowPtrace      bool
+	// Changeset, when set, keeps the commands' workspace writes in this
+	// directory for review instead of the workspace (corral.Config.Changeset).
+	Changeset string
 }
 
 // Fallback says what happens when the host cannot give the sandbox that
@@ -98,5 +105,9 @@ func (s Sandbox) CorralConfig() corral.Config {
 		Network:       s.Network,
 		Env:           slices.Clone(s.Env),
 		AllowPlanting: slices.Clone(s.AllowPlanting),
+
+		AllowUnixSockets: s.AllowUnixSockets,
+		AllowPtrace:      s.AllowPtrace,
+		Changeset:        s.Changeset,
 	}
 }

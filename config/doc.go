@@ -14,9 +14,13 @@
 //	fallback = "fail"           # or "warn": run weaker when the host cannot contain
 //	env = ["GOPATH", "CI=1"]    # KEY copies the caller's value, KEY=VALUE sets one
 //	allow_planting = [".git/hooks"]
+//	allow_unix_sockets = false  # true: commands may create unix sockets
+//	allow_ptrace = false        # true: commands may trace their own processes
+//	changeset = "changes/coder" # optional: workspace writes kept here for review
 //
 // A table or key left out takes its default: mode "enabled", network
-// "host", fallback "fail", no workspace, empty lists. The defaults are set
+// "host", fallback "fail", no workspace, no changeset, false switches,
+// empty lists. The defaults are set
 // in one place, so every program reading the file agrees on them.
 //
 // # Loading

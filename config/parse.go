@@ -34,25 +34,32 @@ type sandboxDoc struct {
 	Fallback      *string  `toml:"fallback"`
 	Env           []string `toml:"env"`
 	AllowPlanting []string `toml:"allow_planting"`
+
+	AllowUnixSockets *bool   `toml:"allow_unix_sockets"`
+	AllowPtrace      *bool   `toml:"allow_ptrace"`
+	Changeset        *string `toml:"changeset"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
 // turns the decoder's messages, which name Go types, into ones about the
 // file, and lists the keys a misspelt one could have meant.
 var schema = map[string]string{
-	"agents":                           "an array of tables",
-	"agents[]":                         "a table",
-	"agents[].id":                      "a string",
-	"agents[].sandbox":                 "a table",
-	"agents[].sandbox.mode":            "a string",
-	"agents[].sandbox.workspace":       "a string",
-	"agents[].sandbox.writable_paths":  "an array of strings",
-	"agents[].sandbox.read_only_paths": "an array of strings",
-	"agents[].sandbox.hidden_paths":    "an array of strings",
-	"agents[].sandbox.network":         "a string",
-	"agents[].sandbox.fallback":        "a string",
-	"agents[].sandbox.env":             "an array of strings",
-	"agents[].sandbox.allow_planting":  "an array of strings",
+	"agents":                              "an array of tables",
+	"agents[]":                            "a table",
+	"agents[].id":                         "a string",
+	"agents[].sandbox":                    "a table",
+	"agents[].sandbox.mode":               "a string",
+	"agents[].sandbox.workspace":          "a string",
+	"agents[].sandbox.writable_paths":     "an array of strings",
+	"agents[].sandbox.read_only_paths":    "an array of strings",
+	"agents[].sandbox.hidden_paths":       "an array of strings",
+	"agents[].sandbox.network":            "a string",
+	"agents[].sandbox.fallback":           "a string",
+	"agents[].sandbox.env":                "an array of strings",
+	"agents[].sandbox.allow_planting":     "an array of strings",
+	"agents[].sandbox.allow_unix_sockets": "a boolean",
+	"agents[].sandbox.allow_ptrace":       "a boolean",
+	"agents[].sandbox.changeset":          "a string",
 }
 
 // Load reads and validates the config file at path. Relative paths inside

@@ -50,6 +50,9 @@ func TestParseDefaults(t *testing.T) {
 			assert.Empty(t, got.HiddenPaths)
 			assert.Empty(t, got.Env)
 			assert.Empty(t, got.AllowPlanting)
+			assert.False(t, got.AllowUnixSockets)
+			assert.False(t, got.AllowPtrace)
+			assert.Empty(t, got.Changeset)
 			assert.Equal(t, testFile, cfg.File)
 		})
 	}
@@ -75,6 +78,9 @@ network = "none"
 fallback = "warn"
 env = ["GOPATH", "CI=1", "EMPTY="]
 allow_planting = [".git/hooks", ".envrc"]
+allow_unix_sockets = true
+allow_ptrace = true
+changeset = "/var/tmp/coder-changes"
 `,
 			want: Sandbox{
 				Mode:          corral.ModeDisabled,
@@ -86,7 +92,16 @@ allow_planting = [".git/hooks", ".envrc"]
 				Fallback:      FallbackWarn,
 				Env:           []string{"GOPATH", "CI=1", "EMPTY="},
 				AllowPlanting: []string{".git/hooks", ".envrc"},
+
+				AllowUnixSockets: true,
+				AllowPtrace:      true,
+				Changeset:        "/var/tmp/coder-changes",
 			},
+		},
+		{
+			name: "switches off",
+			doc:  "[[agents]]\nid = \"coder\"\n[agents.sandbox]\nallow_unix_sockets = false\nallow_ptrace = false\n",
+			want: Sandbox{Mode: corral.ModeEnabled, Network: corral.NetworkHost, Fallback: FallbackFail},
 		},
 		{
 			name: "explicit defaults",
@@ -134,7 +149,8 @@ func TestParseRelativePaths(t *testing.T) {
 				"workspace = " + quote(tt.path) + "\n" +
 				"writable_paths = [" + quote(tt.path) + "]\n" +
 				"read_only_paths = [" + quote(tt.path) + "]\n" +
-				"hidden_paths = [" + quote(tt.path) + "]\n"
+				"hidden_paths = [" + quote(tt.path) + "]\n" +
+				"changeset = " + quote(tt.path) + "\n"
 			cfg, err := parseDoc(t, doc)
 			require.NoError(t, err)
 			s := cfg.Agents[0].Sandbox
@@ -142,6 +158,7 @@ func TestParseRelativePaths(t *testing.T) {
 			assert.Equal(t, []string{tt.want}, s.WritablePaths)
 			assert.Equal(t, []string{tt.want}, s.ReadOnlyPaths)
 			assert.Equal(t, []string{tt.want}, s.HiddenPaths)
+			assert.Equal(t, tt.want, s.Changeset)
 		})
 	}
 }
@@ -181,6 +198,8 @@ func TestParseErrors(t *testing.T) {
 		{"env empty", head + "env = [\"A\", \"\"]\n", `4: agents[0].sandbox.env[1]: want KEY or KEY=VALUE, with a KEY that is not empty and has no spaces`, 4},
 		{"env space", head + "env = [\"API_KEY sk-123\"]\n", `4: agents[0].sandbox.env[0]: want KEY or KEY=VALUE, with a KEY that is not empty and has no spaces`, 4},
 		{"env nul", head + "env = [\"A=b\\u0000c\"]\n", `4: agents[0].sandbox.env[0]: want KEY or KEY=VALUE, with a KEY that is not empty and has no spaces`, 4},
+		{"empty changeset", head + "changeset = \"\"\n", `4: agents[0].sandbox.changeset: empty path`, 4},
+		{"tilde changeset", head + "changeset = \"~/cs\"\n", `4: agents[0].sandbox.changeset: "~/cs": ~ is not expanded; write the full path`, 4},
 		{"allow_planting", head + "allow_planting = [\".git/hook\"]\n",
 			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames, ", "), 4},
 
@@ -201,9 +220,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_planting, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_planting, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, sandbox`, 3},
 
 		// Types.
@@ -211,6 +230,9 @@ func TestParseErrors(t *testing.T) {
 		{"id integer", "[[agents]]\nid = 7\n", `2: agents[0].id: want a string, not an integer`, 2},
 		{"paths string", head + "writable_paths = \"/a\"\n", `4: agents[0].sandbox.writable_paths: want an array of strings, not a string`, 4},
 		{"paths element", head + "hidden_paths = [\"/a\", 2]\n", `4: agents[0].sandbox.hidden_paths[1]: want a string, not an integer`, 4},
+		{"unix sockets string", head + "allow_unix_sockets = \"yes\"\n", `4: agents[0].sandbox.allow_unix_sockets: want a boolean, not a string`, 4},
+		{"ptrace integer", head + "allow_ptrace = 1\n", `4: agents[0].sandbox.allow_ptrace: want a boolean, not an integer`, 4},
+		{"changeset array", head + "changeset = [\"/cs\"]\n", `4: agents[0].sandbox.changeset: want a string, not an array`, 4},
 		{"env boolean", head + "env = true\n", `4: agents[0].sandbox.env: want an array of strings, not a boolean`, 4},
 		{"sandbox string", "[[agents]]\nid = \"a\"\nsandbox = \"on\"\n", `3: agents[0].sandbox: want a table, not a string`, 3},
 		{"agents integer", "agents = 5\n", `1: agents: want an array of tables, not an integer`, 1},
@@ -225,7 +247,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_planting, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
@@ -307,6 +329,9 @@ hidden_paths = ["/h"]
 network = "none"
 env = ["A=1"]
 allow_planting = [".git/hooks"]
+allow_unix_sockets = true
+allow_ptrace = true
+changeset = "changes"
 `)
 	require.NoError(t, err)
 	s := cfg.Agents[0].Sandbox
@@ -321,6 +346,10 @@ allow_planting = [".git/hooks"]
 		Network:       corral.NetworkNone,
 		Env:           []string{"A=1"},
 		AllowPlanting: []string{".git/hooks"},
+
+		AllowUnixSockets: true,
+		AllowPtrace:      true,
+		Changeset:        "/etc/corral/changes",
 	}, got)
 
 	// The lists are the caller's to extend without touching the shared Config.

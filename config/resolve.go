@@ -89,6 +89,8 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if s.AllowPlanting, err = r.allowPlanting(key+".allow_planting", d.AllowPlanting); err != nil {
 		return Sandbox{}, err
 	}
+	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
+	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	return s, nil
 }
 
@@ -117,7 +119,12 @@ func (r *resolver) locations(key string, d *sandboxDoc, s *Sandbox) (err error) 
 	if s.ReadOnlyPaths, err = r.paths(key+".read_only_paths", d.ReadOnlyPaths); err != nil {
 		return err
 	}
-	s.HiddenPaths, err = r.paths(key+".hidden_paths", d.HiddenPaths)
+	if s.HiddenPaths, err = r.paths(key+".hidden_paths", d.HiddenPaths); err != nil {
+		return err
+	}
+	if d.Changeset != nil {
+		s.Changeset, err = r.path(key+".changeset", *d.Changeset)
+	}
 	return err
 }
 

@@ -13,8 +13,9 @@ import (
 // configHelp is the paragraph of `run --help` about --config.
 const configHelp = `With --config FILE the sandbox starts from an agent's settings in that TOML
 file; --agent ID picks the agent and may be left out when the file has only
-one. Flags given on the command line win: --workspace and --net replace the
-file's values, --writable, --read-only, --hide and --env add to its lists.
+one. Flags given on the command line win: --workspace, --net, --fallback,
+--changeset and --allow-unix-sockets replace the file's values, --writable,
+--read-only, --hide and --env add to its lists.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2); a valid file whose paths cannot be used exits 125.`
 
@@ -57,6 +58,13 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	if !f.given("fallback") {
 		cfg.Fallback = file.Fallback
 	}
+	if !f.given("changeset") {
+		cfg.Changeset = file.Changeset
+	}
+	if !f.given("allow-unix-sockets") {
+		cfg.AllowUnixSockets = file.AllowUnixSockets
+	}
+	cfg.AllowPtrace = file.AllowPtrace
 	cfg.WritablePaths = append(file.WritablePaths, fromFlags.WritablePaths...)
 	cfg.ReadOnlyPaths = append(file.ReadOnlyPaths, fromFlags.ReadOnlyPaths...)
 	cfg.HiddenPaths = append(file.HiddenPaths, fromFlags.HiddenPaths...)

@@ -25,6 +25,9 @@ hidden_paths = ["/file/h"]
 network = "none"
 env = ["FROM_FILE=1"]
 allow_planting = [".git/hooks"]
+allow_unix_sockets = true
+allow_ptrace = true
+changeset = "changes"
 
 [[agents]]
 id = "plain"
@@ -66,6 +69,9 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, corral.NetworkNone, c.Network)
 			assert.Equal(t, []string{"FROM_FILE=1"}, c.Env)
 			assert.Equal(t, []string{".git/hooks"}, c.AllowPlanting)
+			assert.True(t, c.AllowUnixSockets)
+			assert.True(t, c.AllowPtrace)
+			assert.Equal(t, filepath.Join(dir, "changes"), c.Changeset)
 			assert.True(t, c.DirectSpawn, "settings the file cannot hold come from the command line")
 			assert.NotNil(t, c.Logf)
 		}},
@@ -74,6 +80,10 @@ func TestConfigFileMerge(t *testing.T) {
 		}},
 		{"net flag wins", []string{"--config", path, "--agent", "coder", "--net", "host"}, func(t *testing.T, c corral.Config) {
 			assert.Equal(t, corral.NetworkHost, c.Network)
+		}},
+		{"changeset and socket flags win", []string{"--config", path, "--agent", "coder", "--changeset", "/flag/cs", "--allow-unix-sockets=false"}, func(t *testing.T, c corral.Config) {
+			assert.Equal(t, "/flag/cs", c.Changeset)
+			assert.False(t, c.AllowUnixSockets)
 		}},
 		{"lists add up", []string{"--config", path, "--agent", "coder", "--writable", "/flag/w", "--read-only", "/flag/r",
 			"--hide", "/flag/h", "--env", "FROM_FILE=2"}, func(t *testing.T, c corral.Config) {
@@ -86,6 +96,8 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, wd, c.Workspace, "no workspace in the file: the current directory")
 			assert.Equal(t, corral.NetworkHost, c.Network)
 			assert.Empty(t, c.WritablePaths)
+			assert.Empty(t, c.Changeset)
+			assert.False(t, c.AllowUnixSockets || c.AllowPtrace)
 		}},
 		{"no config file", []string{"--net", "none", "--writable", "/flag/w"}, func(t *testing.T, c corral.Config) {
 			assert.Equal(t, wd, c.Workspace)

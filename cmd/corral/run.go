@@ -112,12 +112,19 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 			if err := f.validate(); err != nil {
 				return err
 			}
-			if f.review && f.changeset == "" {
-				return usageError("--review needs --changeset")
+			cfg, err := f.config()
+			var ee *exitError
+			switch {
+			case errors.As(err, &ee):
+				return err
+			case err != nil:
+				return &exitError{code: exitSetup, msg: err.Error()}
+			case f.review && cfg.Changeset == "":
+				return usageError("--review needs --changeset (or a changeset in --config)")
 			}
-			err := runCommand(&f, args)
+			err = runCommand(cfg, f.cwd, f.timeout, args)
 			if f.review {
-				return reviewAfterRun(f.changeset, err)
+				return reviewAfterRun(cfg.Changeset, err)
 			}
 			return err
 		},
@@ -131,27 +138,21 @@ func usageError(format string, args ...any) error {
 	return fmt.Errorf(format, args...)
 }
 
-func runCommand(f *runFlags, args []string) error {
-	cfg, err := f.config()
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return notStarted(err)
-	}
-	if err != nil {
-		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
-	}
+// runCommand runs args in a sandbox made from cfg, in cwd, killed after
+// timeout when it is not zero.
+func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []string) error {
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
 	}
 	ctx := context.Background()
-	if f.timeout > 0 {
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	c := sb.Command(ctx, args[0], args[1:]...)
-	c.Dir = f.cwd
+	c.Dir = cwd
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -166,7 +167,7 @@ func runCommand(f *runFlags, args []string) error {
 	}()
 	err = c.Wait()
 	if errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", f.timeout)
+		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
 	}
 	return exitStatus(c, err)
 }

@@ -77,3 +77,21 @@ func TestRunReviewSkipsWhenNotStarted(t *testing.T) {
 	_, err := os.Stat(dir)
 	assert.NoError(t, err, "a command that never ran leaves the changeset alone")
 }
+
+// TestRunReviewConfigChangeset reviews a changeset named in the --config
+// file rather than on the command line.
+func TestRunReviewConfigChangeset(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("orig\n"), 0o644))
+	dir := filepath.Join(t.TempDir(), "cs")
+	path := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nchangeset = \""+dir+"\"\n")
+	var code int
+	stderr := withStdio(t, "a\n", func() {
+		code = run([]string{"run", "--config", path, "--workspace", ws, "--review", "--", "sh", "-c", "echo changed > f"})
+	})
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "M f (8 bytes, was 5 bytes)")
+	b, err := os.ReadFile(filepath.Join(ws, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "changed\n", string(b), "applied from the review")
+}
