@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +126,27 @@ func TestScanBinary(t *testing.T) {
 	_, stderr, code = cli(t, dir, "scan", "a", "b")
 	assert.Equal(t, 2, code)
 	assertOneLine(t, stderr, "accepts at most 1 arg(s), received 2")
+}
+
+// BenchmarkScanCommand measures `corral scan` end to end on 8 MiB of build
+// output with a secret in every MiB, as a tool's log might hold: reading,
+// scanning and printing the findings. The hooks benchmarks break the
+// scanner's share down by kind of text.
+func BenchmarkScanCommand(b *testing.B) {
+	var log strings.Builder
+	for i := 0; log.Len() < 8<<20; i++ {
+		fmt.Fprintf(&log, "2025-01-02T12:00:%02dZ INFO step=%d id=%08x-%04x path=/api/v1/items?page=%d status=200\n", i%60, i, i*2654435761, i%65536, i%9)
+		if i%10000 == 0 {
+			fmt.Fprintf(&log, "export TOKEN=%s\n", testAnthropic)
+		}
+	}
+	data := log.String()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		err := scanInput(strings.NewReader(data), io.Discard, nil)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitFound {
+			b.Fatalf("want findings (exit %d), got %v", exitFound, err)
+		}
+	}
 }
