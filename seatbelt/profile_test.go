@@ -231,6 +231,13 @@ func TestCommand(t *testing.T) {
 	assert.Equal(t, want, args)
 }
 
+// TestSandboxExecPath pins the runner to its absolute path: looked up in
+// PATH, a command could put its own "sandbox-exec" first.
+func TestSandboxExecPath(t *testing.T) {
+	assert.Equal(t, "/usr/bin/sandbox-exec", SandboxExec)
+	assert.True(t, filepath.IsAbs(SandboxExec))
+}
+
 func TestShellQuote(t *testing.T) {
 	tests := map[string]string{
 		"/plain/path-1.2": "/plain/path-1.2",
