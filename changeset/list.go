@@ -3,6 +3,7 @@ package changeset
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -16,12 +17,31 @@ import (
 // with the real directory as it is now. It takes no lock: while a sandbox is
 // running, the list may catch a command half-way.
 func (c *Changeset) List() ([]Change, error) {
+	if err := c.checkLower(); err != nil {
+		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
+	}
 	w := &walker{upper: c.UpperDir(), lower: c.meta.Lower, changes: []Change{}}
 	if err := w.dir("", true, false); err != nil {
 		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
 	}
 	slices.SortFunc(w.changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return w.changes, nil
+}
+
+// checkLower refuses a directory that is gone or replaced: compared with
+// nothing, every change would look like a new file.
+func (c *Changeset) checkLower() error {
+	fi, err := os.Stat(c.meta.Lower)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("its directory %s: %w", c.meta.Lower, pe.Err)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("its directory %s: not a directory", c.meta.Lower)
+	}
+	return nil
 }
 
 // walker compares an upper directory tree with the lower one.

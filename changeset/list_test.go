@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,4 +144,28 @@ func TestListXattrWhiteout(t *testing.T) {
 	got, err := f.cs.List()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"D d/x"}, summary(got))
+}
+
+// TestListLowerGone refuses to compare with a directory that moved away,
+// which would list every change as a new file.
+func TestListLowerGone(t *testing.T) {
+	f := newFixture(t, sampleLower)
+	f.write(t, "a.txt", "changed\n")
+	moved := f.lower + ".moved"
+	require.NoError(t, os.Rename(f.lower, moved))
+	_, err := f.cs.List()
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), "its directory "+f.lower)
+	assert.ErrorIs(t, f.cs.Diff(io.Discard), fs.ErrNotExist)
+
+	require.NoError(t, os.WriteFile(f.lower, nil, 0o644))
+	_, err = f.cs.List()
+	assert.ErrorContains(t, err, "not a directory")
+
+	require.NoError(t, os.Remove(f.lower))
+	require.NoError(t, os.Rename(moved, f.lower))
+	changes, err := f.cs.List()
+	require.NoError(t, err)
+	require.Len(t, changes, 1)
+	assert.Equal(t, Modified, changes[0].Status)
 }
