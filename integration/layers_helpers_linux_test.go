@@ -74,6 +74,13 @@ var layRungLayers = map[corral.Rung][]string{
 // when the host cannot give that rung with all of its layers.
 func (s *layScene) sandbox(t *testing.T, rung corral.Rung, cfg corral.Config) (*corral.Sandbox, *[]string) {
 	t.Helper()
+	return rungSandbox(t, rung, cfg)
+}
+
+// rungSandbox builds a sandbox from cfg on the given rung, or skips the
+// test when the host cannot give that rung with all of its layers.
+func rungSandbox(t *testing.T, rung corral.Rung, cfg corral.Config) (*corral.Sandbox, *[]string) {
+	t.Helper()
 	off := layRungLayers[rung]
 	if len(off) > 0 {
 		cfg.Fallback = corral.FallbackWarn

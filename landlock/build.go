@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -140,7 +141,9 @@ type builder struct {
 func (b *builder) load(entries []Entry) error {
 	for _, e := range entries {
 		fi, err := b.fs.Stat(e.Path)
-		if errors.Is(err, fs.ErrNotExist) {
+		// A path beneath a file (a protected name inside a writable root
+		// that is a file) does not exist either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
 		if err != nil {

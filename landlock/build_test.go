@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -221,4 +222,18 @@ func TestNextNames(t *testing.T) {
 	got := nextNames("/home", []string{"/home/me/a", "/home/me/b", "/home/you"})
 	assert.Equal(t, []string{"me", "you"}, got)
 	assert.True(t, slices.Equal(nextNames("/", []string{"/tmp"}), []string{"tmp"}))
+}
+
+func TestBuildSkipsPathsBeneathAFile(t *testing.T) {
+	// A writable path may be a file; the protected names joined to it lie
+	// beneath a file, which the kernel answers with ENOTDIR, not ENOENT.
+	dir := t.TempDir()
+	file := path.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	in := Input{ABI: 7, Entries: []Entry{
+		{"/", ReadOnly}, {file, ReadWrite}, {path.Join(file, ".git/hooks"), ReadOnly}, {path.Join(file, ".bashrc"), ReadOnly},
+	}}
+	rules := rulesOf(t, in, OS)
+	assert.Equal(t, (ReadWrite&fileRights)&HandledFS(7), rules[file])
+	assert.NotContains(t, rules, path.Join(file, ".bashrc"))
 }

@@ -119,7 +119,7 @@ func ProtectNow(p *Plan) error {
 			continue
 		}
 		fi, err := os.Lstat(m.Path)
-		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if missing(err) || err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			continue // nothing to protect; a symlink is protected by its target's rules
 		}
 		if err == nil {
@@ -130,6 +130,12 @@ func ProtectNow(p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// missing reports whether err says a path does not exist. ENOTDIR counts:
+// a writable root may be a file, and nothing lies beneath a file.
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
 }
 
 func bind(src, target string, readOnly, makeTarget bool) error {
