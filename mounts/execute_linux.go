@@ -97,7 +97,7 @@ func apply(m Mount) error {
 		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
 	case Overlay:
 		return mountOverlay(m, target)
-	case Protect:
+	case Protect, Pin:
 		return nil // done by ProtectNow, when the command starts
 	case Hide:
 		return hide(oldRoot+m.Path, target)
@@ -105,17 +105,19 @@ func apply(m Mount) error {
 	return fmt.Errorf("unknown mount kind %v", m.Kind)
 }
 
-// ProtectNow makes the plan's protected paths read-only in the current root.
-// It runs when a command starts rather than when the tree is built, so a
-// path created since (a `git init` by the previous command, say) is covered
-// even in a sandbox built ahead of time. Each path is bound onto itself:
-// inside a writable root that is the host's own file.
+// ProtectNow makes the plan's protected paths read-only in the current root,
+// and pins the directories that lead to them. It runs when a command starts
+// rather than when the tree is built, so a path created since (a `git init`
+// by the previous command, say) is covered even in a sandbox built ahead of
+// time. Each path is bound onto itself: inside a writable root that is the
+// host's own file. Pins come first (the plan orders them by depth), so each
+// protected path's mount ends up on top.
 //
 // Preconditions: called after Execute, by the same process, before any
 // privilege is dropped.
 func ProtectNow(p *Plan) error {
 	for _, m := range p.Mounts {
-		if m.Kind != Protect {
+		if m.Kind != Protect && m.Kind != Pin {
 			continue
 		}
 		fi, err := os.Lstat(m.Path)
@@ -123,10 +125,10 @@ func ProtectNow(p *Plan) error {
 			continue // nothing to protect; a symlink is protected by its target's rules
 		}
 		if err == nil {
-			err = bind(m.Path, m.Path, true, false)
+			err = bind(m.Path, m.Path, m.Kind == Protect, false)
 		}
 		if err != nil {
-			return &Error{Kind: Protect, Path: m.Path, Err: err}
+			return &Error{Kind: m.Kind, Path: m.Path, Err: err}
 		}
 	}
 	return nil

@@ -18,6 +18,7 @@ func TestBuildOverlay(t *testing.T) {
 		{Kind: Bind, Path: "/var/cache/x"},
 		{Kind: Overlay, Path: "/home/u/ws", Upper: "/cs/upper", Work: "/cs/work"},
 		{Kind: BindReadOnly, Path: "/home/u/ws"}, // read-only still wins at equal depth
+		{Kind: Pin, Path: "/var/cache/x/.git"},
 		{Kind: BindReadOnly, Path: "/home/u/ws/vendor"},
 		{Kind: Protect, Path: "/home/u/ws/.git/hooks"},
 		{Kind: Protect, Path: "/var/cache/x/.git/hooks"},

@@ -12,6 +12,13 @@
 // so the most specific path wins: writable roots, read-only paths (which stay
 // read-only under a writable parent), protected code-planting paths inside
 // writable roots, and hidden paths, which become empty and unreadable.
+//
+// A read-only, protected or hidden path's own mount cannot be renamed or
+// removed, but a directory above it inside a writable root could be (".git"
+// for ".git/hooks"): the mount would move along with it and a writable copy
+// could take its place. So the directories between a writable root and such
+// a path are pinned, bound onto themselves read-write, which makes them mount
+// points the command can neither rename nor remove.
 package mounts
 
 import (
@@ -40,6 +47,11 @@ const (
 	// the host path is the read-only lower layer and every write lands in
 	// Upper, so the host's files stay untouched.
 	Overlay
+	// Pin binds a directory between a writable root and a read-only,
+	// protected or hidden path onto itself, read-write, if it exists when
+	// the command starts (see ProtectNow): a mount point cannot be renamed
+	// or removed, so the path beneath cannot be moved aside and replaced.
+	Pin
 	// BindReadOnly binds a host path and makes it read-only.
 	BindReadOnly
 	// Protect binds a path read-only if it exists when the command starts
@@ -49,7 +61,7 @@ const (
 	Hide
 )
 
-var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "overlay", "ro-bind", "protect", "hide"}
+var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "overlay", "pin", "ro-bind", "protect", "hide"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -137,9 +149,17 @@ func Build(in Input) *Plan {
 	for _, root := range in.Writable {
 		for _, name := range in.Protected {
 			add(Protect, path.Join(root, name))
+			for _, dir := range between(name) {
+				add(Pin, path.Join(root, dir))
+			}
 		}
 	}
 	add(Hide, in.Hidden...)
+	for _, p := range slices.Concat(in.ReadOnly, in.Hidden) {
+		for _, root := range in.Writable {
+			add(Pin, above(p, root)...)
+		}
+	}
 	binds = dedupe(binds)
 	// Deeper paths mount later, so the most specific rule wins; at equal
 	// depth the stricter kind (later in the Kind order) goes last.
@@ -155,6 +175,9 @@ func Build(in Input) *Plan {
 		}
 		if m.Kind == Protect && hidden(m.Path, binds) {
 			continue // nothing under a hidden path can be reached to be planted
+		}
+		if m.Kind == Pin && !writable(m.Path, binds) {
+			continue // nothing there can be renamed in the first place
 		}
 		m.MakeTarget = onPlanTmpfs(m.Path, binds)
 		p.Mounts = append(p.Mounts, m)
@@ -184,6 +207,47 @@ func overlayAt(overlays []OverlayRoot, p string) (OverlayRoot, bool) {
 		}
 	}
 	return OverlayRoot{}, false
+}
+
+// between returns the directories a protected name passes through, outermost
+// first: ".git" for ".git/hooks", none for ".bashrc".
+func between(name string) []string {
+	var out []string
+	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
+		out = append([]string{d}, out...)
+	}
+	return out
+}
+
+// above returns the directories strictly between root and p, when p lies
+// beneath root.
+func above(p, root string) []string {
+	if p == root || !within(p, root) {
+		return nil
+	}
+	var out []string
+	for d := path.Dir(p); d != root && within(d, root); d = path.Dir(d) {
+		out = append(out, d)
+	}
+	return out
+}
+
+// writable reports whether p lies in a writable root with no read-only or
+// hidden path in between: the mount that decides p is a bind or an overlay.
+func writable(p string, binds []Mount) bool {
+	decider := -1
+	for i, b := range binds {
+		switch b.Kind {
+		case Bind, Overlay, BindReadOnly, Hide:
+		default:
+			continue
+		}
+		// binds are sorted by depth, then strictness: the last match decides.
+		if within(p, b.Path) {
+			decider = i
+		}
+	}
+	return decider >= 0 && (binds[decider].Kind == Bind || binds[decider].Kind == Overlay)
 }
 
 // dedupe drops a mount whose path and kind repeat an earlier one.

@@ -57,11 +57,68 @@ func TestBuildProtectsPlantingPathsInEveryWritableRoot(t *testing.T) {
 	assert.Equal(t, []string{
 		"bind     /w",
 		"bind     /x/y",
+		"pin      /w/.git",
 		"protect  /w/.bashrc",
+		"pin      /x/y/.git",
 		"protect  /w/.git/hooks",
 		"protect  /x/y/.bashrc",
 		"protect  /x/y/.git/hooks",
 	}, paths(p)[4:])
+}
+
+func TestBuildPinsTheDirectoriesLeadingToProtectedPaths(t *testing.T) {
+	p := Build(Input{
+		Writable:  []string{"/w", "/r/out"},
+		ReadOnly:  []string{"/w/vendor", "/r"},
+		Hidden:    []string{"/w/secret"},
+		Protected: []string{".git/hooks", ".git/config", ".config/fish", ".bashrc"},
+	})
+	var pins []string
+	for _, m := range p.Mounts {
+		if m.Kind == Pin {
+			pins = append(pins, m.Path)
+		}
+	}
+	assert.Equal(t, []string{"/w/.git", "/w/.config", "/r/out/.git", "/r/out/.config"}, pins,
+		"one pin per directory, shallowest first, in writable roots only")
+
+	p = Build(Input{Writable: []string{"/w"}, ReadOnly: []string{"/w/.git"}, Hidden: []string{"/w/.config"},
+		Protected: []string{".git/hooks", ".config/fish"}})
+	for _, m := range p.Mounts {
+		assert.NotEqual(t, Pin, m.Kind, "%s: a read-only or hidden directory cannot be renamed anyway", m.Path)
+	}
+}
+
+func TestBuildPinsTheDirectoriesAboveReadOnlyAndHiddenPaths(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/w"},
+		ReadOnly: []string{"/w/a/b/data", "/w/top", "/elsewhere/x"},
+		Hidden:   []string{"/w/c/secret"},
+	})
+	assert.Equal(t, []string{
+		"bind     /w",
+		"pin      /w/a",
+		"pin      /w/c",
+		"ro-bind  /w/top",
+		"ro-bind  /elsewhere/x",
+		"pin      /w/a/b",
+		"hide     /w/c/secret",
+		"ro-bind  /w/a/b/data",
+	}, paths(p)[4:], "a direct child is a mount point already and needs no pin; nothing outside writable roots")
+}
+
+func TestAbove(t *testing.T) {
+	assert.Empty(t, above("/w/x", "/w"))
+	assert.Empty(t, above("/w", "/w"))
+	assert.Empty(t, above("/v/x/y", "/w"))
+	assert.Equal(t, []string{"/w/a/b", "/w/a"}, above("/w/a/b/c", "/w"))
+	assert.Equal(t, []string{"/a"}, above("/a/b", "/"))
+}
+
+func TestBetween(t *testing.T) {
+	assert.Empty(t, between(".bashrc"))
+	assert.Equal(t, []string{".git"}, between(".git/hooks"))
+	assert.Equal(t, []string{"a", "a/b"}, between("a/b/c"))
 }
 
 func TestBuildUnderPrivateTmp(t *testing.T) {
