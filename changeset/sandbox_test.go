@@ -15,6 +15,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // These tests run real sandboxes over changesets, as root and (through
@@ -52,6 +53,7 @@ func workspace(t *testing.T) string {
 
 func sandbox(t *testing.T, cfg corral.Config) *corral.Sandbox {
 	t.Helper()
+	sandboxtest.Require(t, cfg)
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { sb.Close() })

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // These tests check that the sandbox still lets ordinary work happen: the
@@ -24,6 +25,7 @@ import (
 
 func newSandbox(t *testing.T, cfg corral.Config) *corral.Sandbox {
 	t.Helper()
+	sandboxtest.Require(t, cfg)
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { sb.Close() })

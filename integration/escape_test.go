@@ -17,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // attack is one escape attempt. script runs with sh -c in the workspace,
@@ -274,6 +277,7 @@ func TestSubmountsAreReadOnly(t *testing.T) {
 		return string(out)
 	}
 	require.Equal(t, "written\n", probe(true), "the probe must work without the sandbox")
+	sandboxtest.Require(t, corral.Config{})
 	assert.Empty(t, probe(false), "wrote into a host submount")
 }
 

@@ -16,6 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // sleepMark is a unique duration for `sleep`, so the test can find exactly
@@ -110,6 +113,7 @@ func TestSandboxDiesWithItsCaller(t *testing.T) {
 		{"cloned directly", "CORRAL_TEST_DIRECT=1"},
 	} {
 		t.Run(path.name, func(t *testing.T) {
+			sandboxtest.Require(t, corral.Config{})
 			mark := sleepMark()
 			caller := startCaller(t, mark, path.env)
 			require.NoError(t, caller.Process.Kill())

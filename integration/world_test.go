@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // world is the host-side scene of one attack: a workspace with a read-only
@@ -81,6 +82,7 @@ func (w *world) env(extra ...string) []string {
 // sandboxed runs script with sh -c inside a sandbox built from cfg.
 func (w *world) sandboxed(cfg corral.Config, script string) result {
 	w.t.Helper()
+	sandboxtest.Require(w.t, cfg)
 	sb, err := corral.New(cfg)
 	require.NoError(w.t, err)
 	defer sb.Close()

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,11 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 func TestMain(m *testing.M) {
 	if corral.Init() {
 		return
+	}
+	// Example runs a sandbox and cannot skip itself: leave it out, saying
+	// why, on a host that cannot build one.
+	if why := sandboxtest.Unavailable(corral.Config{}); why != "" {
+		fmt.Println("skipping Example:", why)
+		flag.Set("test.skip", "^Example$")
 	}
 	os.Exit(m.Run())
 }

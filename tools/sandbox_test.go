@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // The tests in this file run Shell and Exec through real sandboxes.
@@ -57,6 +58,7 @@ func newInstance(t *testing.T, mode corral.Mode) *instance {
 		HiddenPaths:   []string{in.secrets},
 		Env:           []string{"PATH=" + testPath},
 	}, in.bin)
+	sandboxtest.Require(t, cfg)
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { sb.Close() })

@@ -177,6 +177,7 @@ func TestRunConfigExitStatus(t *testing.T) {
 
 // TestRunWithConfigFile runs commands in sandboxes built from a file.
 func TestRunWithConfigFile(t *testing.T) {
+	needsSandbox(t)
 	ws := workspace(t)
 	path := writeConfig(t, `[[agents]]
 id = "offline"

@@ -35,6 +35,7 @@ func TestBenchBadFlags(t *testing.T) {
 }
 
 func TestBenchJSON(t *testing.T) {
+	needsSandbox(t)
 	stdout, stderr, code := cli(t, t.TempDir(), "bench", "--runs", "5", "--json")
 	require.Equal(t, 0, code, stderr)
 	var m map[string]any
@@ -47,6 +48,7 @@ func TestBenchJSON(t *testing.T) {
 }
 
 func TestBenchTable(t *testing.T) {
+	needsSandbox(t)
 	stdout, stderr, code := cli(t, t.TempDir(), "bench", "--runs", "3", "--parallel", "2", "--direct")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "corral bench: 3 runs of /bin/true, parallel 2, parent heap 0 B, direct clone\n")

@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // cli runs the corral CLI (this test binary in CLI mode) in dir.
@@ -35,6 +38,13 @@ func workspace(t *testing.T) string {
 	return d
 }
 
+// needsSandbox skips t on a host that cannot build the sandbox `corral run`
+// asks for by default.
+func needsSandbox(t *testing.T) {
+	t.Helper()
+	sandboxtest.Require(t, corral.Config{})
+}
+
 // assertOneLine checks that stderr is a single "corral: ..." line (plus the
 // usage hint for usage errors) and never a Go panic.
 func assertOneLine(t *testing.T, stderr, want string) {
@@ -56,25 +66,29 @@ func TestRunExitStatuses(t *testing.T) {
 		code    int
 		stderr  string // a substring of the first stderr line, when the CLI speaks
 		noSpeak bool   // the CLI itself prints nothing
+		spawns  bool   // a sandbox is built
 	}{
-		{"success", []string{"run", "--", "true"}, 0, "", true},
-		{"command's own status", []string{"run", "--", "sh", "-c", "exit 7"}, 7, "", true},
-		{"killed by a signal", []string{"run", "--", "sh", "-c", "kill -TERM $$"}, 128 + 15, "", true},
-		{"not found", []string{"run", "--", "no-such-command-xyz"}, 127, "no-such-command-xyz", false},
-		{"not executable", []string{"run", "--", file}, 126, "permission denied", false},
-		{"timeout", []string{"run", "--timeout", "200ms", "--", "sleep", "30"}, 128 + 9, "timed out after 200ms", false},
-		{"missing workspace", []string{"run", "--workspace", "/no/such/ws", "--", "true"}, 125, "/no/such/ws", false},
-		{"file as workspace", []string{"run", "--workspace", file, "--", "true"}, 125, "not a directory", false},
-		{"missing read-only path", []string{"run", "--read-only", "/no/such/ro", "--", "true"}, 125, "/no/such/ro", false},
-		{"missing hidden path", []string{"run", "--hide", "/no/such/hidden", "--", "true"}, 125, "/no/such/hidden", false},
-		{"missing cwd", []string{"run", "--cwd", "/no/such/cwd", "--", "true"}, 125, "/no/such/cwd", false},
-		{"unknown flag", []string{"run", "--bogus", "--", "true"}, 2, "unknown flag: --bogus", false},
-		{"bad network", []string{"run", "--net", "wifi", "--", "true"}, 2, `--net "wifi"`, false},
-		{"bad duration", []string{"run", "--timeout", "soon", "--", "true"}, 2, "soon", false},
-		{"no command", []string{"run"}, 2, "requires at least 1 arg", false},
-		{"unknown subcommand", []string{"frobnicate"}, 2, "unknown command", false},
+		{"success", []string{"run", "--", "true"}, 0, "", true, true},
+		{"command's own status", []string{"run", "--", "sh", "-c", "exit 7"}, 7, "", true, true},
+		{"killed by a signal", []string{"run", "--", "sh", "-c", "kill -TERM $$"}, 128 + 15, "", true, true},
+		{"not found", []string{"run", "--", "no-such-command-xyz"}, 127, "no-such-command-xyz", false, true},
+		{"not executable", []string{"run", "--", file}, 126, "permission denied", false, true},
+		{"timeout", []string{"run", "--timeout", "200ms", "--", "sleep", "30"}, 128 + 9, "timed out after 200ms", false, true},
+		{"missing workspace", []string{"run", "--workspace", "/no/such/ws", "--", "true"}, 125, "/no/such/ws", false, false},
+		{"file as workspace", []string{"run", "--workspace", file, "--", "true"}, 125, "not a directory", false, false},
+		{"missing read-only path", []string{"run", "--read-only", "/no/such/ro", "--", "true"}, 125, "/no/such/ro", false, false},
+		{"missing hidden path", []string{"run", "--hide", "/no/such/hidden", "--", "true"}, 125, "/no/such/hidden", false, false},
+		{"missing cwd", []string{"run", "--cwd", "/no/such/cwd", "--", "true"}, 125, "/no/such/cwd", false, true},
+		{"unknown flag", []string{"run", "--bogus", "--", "true"}, 2, "unknown flag: --bogus", false, false},
+		{"bad network", []string{"run", "--net", "wifi", "--", "true"}, 2, `--net "wifi"`, false, false},
+		{"bad duration", []string{"run", "--timeout", "soon", "--", "true"}, 2, "soon", false, false},
+		{"no command", []string{"run"}, 2, "requires at least 1 arg", false, false},
+		{"unknown subcommand", []string{"frobnicate"}, 2, "unknown command", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.spawns {
+				needsSandbox(t)
+			}
 			_, stderr, code := cli(t, ws, tc.args...)
 			assert.Equal(t, tc.code, code, "stderr: %s", stderr)
 			if tc.noSpeak {
@@ -87,6 +101,7 @@ func TestRunExitStatuses(t *testing.T) {
 }
 
 func TestRunDefaultsToTheCurrentDirectory(t *testing.T) {
+	needsSandbox(t)
 	ws := workspace(t)
 	stdout, stderr, code := cli(t, ws, "run", "--", "sh", "-c", "pwd; echo hi > made; echo no > /etc/corral-cli-probe 2>/dev/null || echo denied")
 	require.Equal(t, 0, code, stderr)
@@ -95,6 +110,7 @@ func TestRunDefaultsToTheCurrentDirectory(t *testing.T) {
 }
 
 func TestRunFlagsAfterCommandBelongToIt(t *testing.T) {
+	needsSandbox(t)
 	ws := workspace(t)
 	stdout, _, code := cli(t, ws, "run", "--", "echo", "--net", "none")
 	require.Equal(t, 0, code)
@@ -102,6 +118,7 @@ func TestRunFlagsAfterCommandBelongToIt(t *testing.T) {
 }
 
 func TestRunEnvFlag(t *testing.T) {
+	needsSandbox(t)
 	ws := workspace(t)
 	stdout, _, code := cli(t, ws, "run", "--env", "FOO=bar", "--", "sh", "-c", "echo $FOO")
 	require.Equal(t, 0, code)

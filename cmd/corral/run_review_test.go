@@ -36,6 +36,7 @@ func withStdio(t *testing.T, input string, fn func()) string {
 }
 
 func TestRunReview(t *testing.T) {
+	needsSandbox(t)
 	tests := []struct {
 		name, input string
 		script      string
@@ -66,6 +67,7 @@ func TestRunReview(t *testing.T) {
 }
 
 func TestRunReviewSkipsWhenNotStarted(t *testing.T) {
+	needsSandbox(t)
 	ws := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "cs")
 	var code int

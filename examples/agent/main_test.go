@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/hooks"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 func TestMain(m *testing.M) {
@@ -21,6 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestAgentRun(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{})
 	var log bytes.Buffer
 	tr, err := run(context.Background(), &log)
 	require.NoError(t, err)

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // recorder is a spawner that notes each call under its name.
@@ -110,6 +113,7 @@ func TestBwrapArgs(t *testing.T) {
 
 // A short real run: every figure comes from real sandboxes.
 func TestRunMeasuresRealSpawns(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{})
 	r, err := Run(context.Background(), Options{Runs: 5, Parallel: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 5, r.Runs)
@@ -125,6 +129,7 @@ func TestRunMeasuresRealSpawns(t *testing.T) {
 }
 
 func TestRunVsBwrap(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{})
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed (.ci/run installs it)")
 	}
