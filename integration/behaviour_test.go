@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,4 +243,64 @@ func TestManySandboxesInParallel(t *testing.T) {
 	for range 16 {
 		assert.NoError(t, <-errs)
 	}
+}
+
+// PID 1 of the sandbox is corral's init, and it reaps the orphans the
+// command leaves while the command still runs.
+func TestInitReapsOrphans(t *testing.T) {
+	w := newWorld(t)
+	r := w.sandboxed(w.config(), `for i in 1 2 3; do (true &); done; sleep 0.3
+		tr '\0' ' ' < /proc/1/cmdline; echo
+		for s in /proc/[0-9]*/stat; do cut -d' ' -f3 "$s"; done 2>/dev/null | grep -c Z`)
+	require.Equal(t, 1, r.code, "grep -c finds no zombie: %s", r)
+	assert.Contains(t, r.stdout, "__sandbox-init \n0\n")
+}
+
+// The sandbox's description reaches its init on an inherited socket, never
+// in its command line or environment, where the command (or anything else
+// on the host that reads /proc) could see it.
+func TestSpecStaysOutOfArgvAndEnv(t *testing.T) {
+	w := newWorld(t)
+	marker := "corral-spec-marker-" + itoa(os.Getpid())
+	hidden := filepath.Join(w.ws, marker)
+	require.NoError(t, os.Mkdir(hidden, 0o700))
+	cfg := w.config()
+	cfg.HiddenPaths = append(cfg.HiddenPaths, hidden)
+	cfg.Env = []string{"MARKER=" + marker}
+	sb := newSandbox(t, cfg)
+	c := sb.Command(context.Background(), "sh", "-c", `cat /proc/1/cmdline /proc/1/environ 2>/dev/null; echo "$MARKER" | wc -l; sleep 30`)
+	var out syncBuffer
+	c.Stdout = &out
+	require.NoError(t, c.Start())
+	defer c.Process.Kill()
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "1\n") }, 10*time.Second, 10*time.Millisecond)
+	assert.NotContains(t, out.String(), marker, "inside: the init's argv and environment")
+
+	// From the host: the init is the command's Process.
+	for _, f := range []string{"cmdline", "environ"} {
+		b, err := os.ReadFile(filepath.Join("/proc", itoa(c.Process.Pid), f))
+		if err == nil {
+			assert.NotContains(t, string(b), marker, "outside: /proc/<init>/%s", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", itoa(c.Process.Pid), "cmdline"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"__sandbox-init"}, strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")[1:])
+}
+
+// Mode disabled runs commands with the caller's full access, and says so
+// once, when the Sandbox is made, not per command.
+func TestDisabledModeSaysSoOnce(t *testing.T) {
+	w := newWorld(t)
+	var logs []string
+	sb := newSandbox(t, corral.Config{Mode: corral.ModeDisabled, Workspace: w.ws,
+		Logf: func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }})
+	target := filepath.Join(w.outside, "unsandboxed")
+	for range 2 {
+		out, err := sb.Command(context.Background(), "sh", "-c", `echo x > "$1"`, "sh", target).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	assert.FileExists(t, target, "nothing contains the command")
+	require.Len(t, logs, 1)
+	assert.Equal(t, "corral: sandbox disabled: commands run with full host access", logs[0])
 }

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -123,4 +124,36 @@ func TestSandboxDiesWithItsCaller(t *testing.T) {
 			assert.True(t, ok, "the sandbox outlived its SIGKILLed caller")
 		})
 	}
+}
+
+// Cancelling the context of a command kills everything it started, not
+// only the command itself as os/exec does.
+func TestCancelKillsTheWholeSandbox(t *testing.T) {
+	const script = `(sleep %[1]s >/dev/null 2>&1 &); sleep %[1]s`
+	w := newWorld(t)
+
+	mark := sleepMark()
+	ctx, cancel := context.WithCancel(t.Context())
+	bare := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf(script, mark))
+	require.NoError(t, bare.Start())
+	require.Eventually(t, func() bool { return len(findSleeps(mark)) == 2 }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	bare.Wait()
+	time.Sleep(100 * time.Millisecond)
+	leftover := findSleeps(mark)
+	killAll(leftover)
+	require.NotEmpty(t, leftover, "without the sandbox, cancelling leaves what the command started running")
+
+	sb := newSandbox(t, w.config())
+	mark = sleepMark()
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	c := sb.Command(ctx, "sh", "-c", fmt.Sprintf(script, mark))
+	require.NoError(t, c.Start())
+	require.Eventually(t, func() bool { return len(findSleeps(mark)) == 2 }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	assert.ErrorIs(t, c.Wait(), context.Canceled)
+	ok := gone(mark, 5*time.Second)
+	killAll(findSleeps(mark))
+	assert.True(t, ok, "a process outlived the cancelled sandbox")
 }

@@ -200,3 +200,16 @@ env = ["FROM_FILE=file"]
 	assert.Equal(t, fmt.Sprintf("file flag\n%d\n%s\n", hostInterfaces, ws), stdout,
 		"flags add to the file's env; --net host replaces its network")
 }
+
+// A config file may switch the sandbox off: the command then runs with the
+// caller's access, and run says so in exactly one line.
+func TestRunDisabledByConfigFile(t *testing.T) {
+	ws, outside := workspace(t), workspace(t)
+	path := writeConfig(t, "[[agents]]\nid = \"selfhosted\"\n[agents.sandbox]\nmode = \"disabled\"\n")
+	target := filepath.Join(outside, "written")
+	stdout, stderr, code := cli(t, ws, "run", "--config", path, "--", "sh", "-c", `echo x > "$1"; pwd`, "sh", target)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, ws+"\n", stdout)
+	assert.FileExists(t, target)
+	assert.Equal(t, "corral: sandbox disabled: commands run with full host access\n", stderr)
+}

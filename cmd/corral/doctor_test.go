@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/testhook"
 )
 
 func TestDoctorJSON(t *testing.T) {
@@ -80,4 +83,50 @@ func TestDoctorTextSeatbelt(t *testing.T) {
 			assert.Equal(t, tt.want, b.String())
 		})
 	}
+}
+
+// doctorIn runs `corral doctor args...` in this process, where a test may
+// switch a layer off.
+func doctorIn(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs(append([]string{"doctor"}, args...))
+	err := root.Execute()
+	var ee *exitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.code
+	}
+	require.NoError(t, err)
+	return "", -1
+}
+
+func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
+	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
+		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+	}
+	out, code := doctorIn(t)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "rung:  full (fallback fail)")
+
+	defer testhook.Disable(corral.LayerUserNS)()
+	out, code = doctorIn(t)
+	assert.Equal(t, 1, code, "fallback fail cannot be met without user namespaces:\n%s", out)
+	assert.Contains(t, out, "user namespace     unavailable: disabled by a test")
+	assert.Contains(t, out, "run refuses to start")
+
+	out, code = doctorIn(t, "--json")
+	assert.Equal(t, 1, code)
+	var r corral.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	assert.False(t, r.OK)
+	assert.Contains(t, r.Problem, corral.LayerUserNS)
+
+	out, code = doctorIn(t, "--fallback", "warn")
+	assert.Equal(t, 0, code, "with fallback warn a lower rung runs:\n%s", out)
+	assert.NotContains(t, out, "rung:  full")
 }
