@@ -82,6 +82,13 @@ func TestRunExitStatuses(t *testing.T) {
 		{"unknown flag", []string{"run", "--bogus", "--", "true"}, 2, "unknown flag: --bogus", false, false},
 		{"bad network", []string{"run", "--net", "wifi", "--", "true"}, 2, `--net "wifi"`, false, false},
 		{"bad duration", []string{"run", "--timeout", "soon", "--", "true"}, 2, "soon", false, false},
+		{"env without a name", []string{"run", "--env", "=x", "--", "true"}, 2, `--env "=x"`, false, false},
+		{"empty env", []string{"run", "--env", "", "--", "true"}, 2, `--env ""`, false, false},
+		{"empty workspace", []string{"run", "--workspace", "", "--", "true"}, 2, "--workspace: empty path", false, false},
+		{"empty writable path", []string{"run", "--writable", "", "--", "true"}, 2, "--writable: empty path", false, false},
+		{"empty hidden path", []string{"run", "--hide", "", "--", "true"}, 2, "--hide: empty path", false, false},
+		{"missing writable path", []string{"run", "--writable", "/no/such/rw", "--", "true"}, 125, "/no/such/rw", false, false},
+		{"cwd is a file", []string{"run", "--cwd", file, "--", "true"}, 125, "not a directory", false, true},
 		{"no command", []string{"run"}, 2, "requires at least 1 arg", false, false},
 		{"unknown subcommand", []string{"frobnicate"}, 2, "unknown command", false, false},
 	} {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,6 +66,29 @@ func (f *runFlags) validate() error {
 	}
 	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
 		return usageError("--fallback %q: want fail or warn", f.fallback)
+	}
+	for _, kv := range f.env {
+		if name, _, _ := strings.Cut(kv, "="); name == "" {
+			return usageError("--env %q: want KEY or KEY=VALUE", kv)
+		}
+	}
+	return f.validatePaths()
+}
+
+// validatePaths refuses empty path values. An empty --workspace in
+// particular must not quietly become the current directory: that is how an
+// unset variable in a script would make the wrong directory writable.
+func (f *runFlags) validatePaths() error {
+	if f.given("workspace") && f.workspace == "" {
+		return usageError("--workspace: empty path")
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}} {
+		if slices.Contains(l.paths, "") {
+			return usageError("--%s: empty path", l.flag)
+		}
 	}
 	return nil
 }
