@@ -13,10 +13,11 @@ import (
 
 func newDoctorCmd() *cobra.Command {
 	var (
-		asJSON    bool
-		network   string
-		fallback  string
-		unixSocks bool
+		asJSON           bool
+		network          string
+		fallback         string
+		unixSocks        bool
+		configFile, name string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
@@ -26,14 +27,22 @@ overlayfs, Landlock, seccomp; on macOS, whether /usr/bin/sandbox-exec applies
 a profile) and print whether it is available, why not when it is not, and the
 rung ` + "`corral run`" + ` will use with the given policy.
 
+With --config FILE the policy is the agent's in that file, as 'corral run
+--config' would use it; --net, --fallback and --allow-unix-sockets given here
+win.
+
 Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := corral.Doctor(corral.Config{
+			cfg := corral.Config{
 				Network:          corral.Network(network),
 				Fallback:         corral.Fallback(fallback),
 				AllowUnixSockets: unixSocks,
-			})
+			}
+			if err := doctorPolicy(cmd, &cfg, configFile, name); err != nil {
+				return err
+			}
+			r, err := corral.Doctor(cfg)
 			if err != nil {
 				return err // a bad flag value: usage error
 			}
@@ -58,7 +67,36 @@ Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 	fl.StringVar(&network, "net", "host", "check the policy for network host or none")
 	fl.StringVar(&fallback, "fallback", "fail", "check the policy for fallback fail or warn")
 	fl.BoolVar(&unixSocks, "allow-unix-sockets", false, "check the policy for allowed unix sockets")
+	fl.StringVar(&configFile, "config", "", "check the policy of an agent's sandbox in the TOML `FILE`")
+	fl.StringVar(&name, "agent", "", "the `ID` of the [[agents]] entry to check from --config (optional when the file has one agent)")
 	return cmd
+}
+
+// doctorPolicy fills cfg in from the agent's sandbox in file, where the
+// command line did not say otherwise.
+func doctorPolicy(cmd *cobra.Command, cfg *corral.Config, file, id string) error {
+	if file == "" {
+		if id != "" {
+			return configUsageError("--agent needs --config")
+		}
+		return nil
+	}
+	agent, err := loadAgent(file, id)
+	if err != nil {
+		return err
+	}
+	fromFile := agent.Sandbox.CorralConfig()
+	cfg.Mode = fromFile.Mode
+	if !cmd.Flags().Changed("net") {
+		cfg.Network = fromFile.Network
+	}
+	if !cmd.Flags().Changed("fallback") {
+		cfg.Fallback = fromFile.Fallback
+	}
+	if !cmd.Flags().Changed("allow-unix-sockets") {
+		cfg.AllowUnixSockets = fromFile.AllowUnixSockets
+	}
+	return nil
 }
 
 func printReport(w io.Writer, r *corral.Report) {

@@ -130,3 +130,35 @@ func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
 	assert.Equal(t, 0, code, "with fallback warn a lower rung runs:\n%s", out)
 	assert.NotContains(t, out, "rung:  full")
 }
+
+func TestDoctorChecksTheConfigFilesPolicy(t *testing.T) {
+	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
+		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+	}
+	warn := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nfallback = \"warn\"\n")
+	off := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nmode = \"disabled\"\n")
+	defer testhook.Disable(corral.LayerUserNS)()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"the file's fallback", []string{"--config", warn}, 0, "(fallback warn)"},
+		{"the flag wins", []string{"--config", warn, "--fallback", "fail"}, 1, "run refuses to start"},
+		{"sandbox off", []string{"--config", off, "--agent", "a"}, 0, "rung:  none"},
+		{"without the file", nil, 1, "run refuses to start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := doctorIn(t, tc.args...)
+			assert.Equal(t, tc.code, code, out)
+			assert.Contains(t, out, tc.want)
+		})
+	}
+	_, stderr, code := cli(t, t.TempDir(), "doctor", "--agent", "a")
+	assert.Equal(t, 2, code)
+	assertOneLine(t, stderr, "--agent needs --config")
+	_, stderr, code = cli(t, t.TempDir(), "doctor", "--config", "/no/such.toml")
+	assert.Equal(t, 2, code)
+	assertOneLine(t, stderr, "/no/such.toml")
+}
