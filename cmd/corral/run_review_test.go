@@ -83,6 +83,7 @@ func TestRunReviewSkipsWhenNotStarted(t *testing.T) {
 // TestRunReviewConfigChangeset reviews a changeset named in the --config
 // file rather than on the command line.
 func TestRunReviewConfigChangeset(t *testing.T) {
+	needsSandbox(t)
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("orig\n"), 0o644))
 	dir := filepath.Join(t.TempDir(), "cs")
