@@ -98,7 +98,7 @@ func printLinux(w io.Writer, cfg corral.Config) {
 		Protected: cfg.Protected(),
 		Overlays:  changesetOverlay(cfg),
 	})
-	fmt.Fprintln(w, "\nmounts, in order (protect: only if the path exists when the sandbox starts):")
+	fmt.Fprintln(w, "\nmounts, in order (pin, protect: only if the path exists when the command starts):")
 	for _, m := range plan.Mounts {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
