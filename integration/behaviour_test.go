@@ -198,6 +198,14 @@ func TestNetworkNone(t *testing.T) {
 	r := w.sandboxed(cfg, `cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '`)
 	require.Equal(t, 0, r.code, r.String())
 	assert.Equal(t, "lo\n", r.stdout, "only loopback")
+
+	// Loopback is up: a server and its client inside the sandbox talk.
+	r = w.sandboxed(cfg, `perl -MIO::Socket::INET -e '
+		my $l = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0") or die "listen: $!\n";
+		IO::Socket::INET->new(PeerAddr => "127.0.0.1:" . $l->sockport) or die "connect: $!\n";
+		print "connected\n"'`)
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, "connected\n", r.stdout)
 }
 
 func TestConfigErrors(t *testing.T) {
