@@ -312,3 +312,15 @@ func TestDisabledModeSaysSoOnce(t *testing.T) {
 	require.Len(t, logs, 1)
 	assert.Equal(t, "corral: sandbox disabled: commands run with full host access", logs[0])
 }
+
+// The command leads a session of its own, so the caller's terminal is not
+// its controlling terminal (no TIOCSTI into the caller's shell, no SIGHUP
+// from it).
+func TestCommandLeadsANewSession(t *testing.T) {
+	const script = `read -r stat < /proc/self/stat; set -- ${stat##*) }; [ "$4" = "$$" ] && echo leader || echo member`
+	w := newWorld(t)
+	require.Equal(t, "member\n", w.bare(script).stdout, "the probe must tell a plain child from a session leader")
+	r := w.sandboxed(w.config(), script)
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, "leader\n", r.stdout)
+}
