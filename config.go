@@ -108,6 +108,10 @@ var ProtectedNames = []string{
 	".vscode/settings.json",
 	".idea/workspace.xml",
 	".envrc",
+	".gitconfig",
+	".config/git",
+	".ssh",
+	".config/systemd",
 }
 
 // spec is a Config after validation: every path absolute, cleaned, with

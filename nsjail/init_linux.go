@@ -34,11 +34,12 @@ func initMain([]string) int {
 	// them from it: keep the goroutine here.
 	runtime.LockOSThread()
 	conn, err := fileConn(os.NewFile(initFd, "corral-init"))
-	if err != nil {
-		return 125
-	}
 	var s setup
-	if _, err := recv(conn, &s); err != nil {
+	if err == nil {
+		_, err = recv(conn, &s)
+	}
+	if err != nil {
+		os.Stderr.WriteString("corral: " + InitName + " is started by corral itself, not by hand\n")
 		return 125
 	}
 	defer cleanUp(&s)

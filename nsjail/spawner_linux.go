@@ -38,6 +38,7 @@ func spawnerMain([]string) int {
 	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGTSTP)
 	conn, err := fileConn(os.NewFile(initFd, "corral-spawner"))
 	if err != nil {
+		os.Stderr.WriteString("corral: " + SpawnerName + " is started by corral itself, not by hand\n")
 		return 1
 	}
 	var wmu sync.Mutex
