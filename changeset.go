@@ -2,17 +2,19 @@ package corral
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/corralhq/corral/changeset"
 )
 
 // openChangeset opens the changeset c.Changeset names, creating it over the
-// workspace when missing. It runs after resolve because it writes: a new
-// changeset records its baseline.
+// workspace and the ChangesetPaths when missing. It runs after resolve
+// because it writes: a new changeset records its baseline.
 func (s *spec) openChangeset(c Config) error {
 	if c.Changeset == "" {
 		return nil
@@ -25,18 +27,78 @@ func (s *spec) openChangeset(c Config) error {
 	if err != nil {
 		return err
 	}
+	roots := append([]string{s.Workspace}, s.Overlaid...)
 	cs, err := changeset.Open(dir)
 	if errors.Is(err, changeset.ErrNotChangeset) {
-		cs, err = changeset.Create(dir, s.Workspace)
+		cs, err = changeset.Create(dir, roots...)
 	}
 	if err != nil {
 		return &SetupError{Layer: "overlay", Path: dir, Err: err}
 	}
-	if cs.Lower() != s.Workspace {
-		return &ConfigError{Field: "Changeset", Value: c.Changeset, Reason: "records changes to " + cs.Lower() + ", not to the workspace"}
+	if err := checkChangesetRoots(cs, roots, c.Changeset); err != nil {
+		return err
 	}
 	s.Changeset = cs
 	return nil
+}
+
+// checkChangesetRoots refuses a changeset that records other directories
+// than the sandbox would overlay: one left out would be written directly
+// while its changes wait in the changeset, one added has no baseline.
+func checkChangesetRoots(cs *changeset.Changeset, roots []string, value string) error {
+	have := cs.RootPaths()
+	if !slices.Contains(have, roots[0]) {
+		return &ConfigError{Field: "Changeset", Value: value, Reason: "records changes to " + strings.Join(have, ", ") + ", not to the workspace"}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(have)), slices.Sorted(slices.Values(roots))) {
+		return &ConfigError{Field: "ChangesetPaths", Value: value, Reason: fmt.Sprintf(
+			"records changes to %s, not to %s: a changeset keeps the directories it began with",
+			strings.Join(have, ", "), strings.Join(roots, ", "))}
+	}
+	return nil
+}
+
+// resolveOverlaid checks the writable paths a changeset overlays besides
+// the workspace.
+func (s *spec) resolveOverlaid(c Config) error {
+	if len(c.ChangesetPaths) == 0 {
+		return nil
+	}
+	if c.Changeset == "" {
+		return &ConfigError{Field: "ChangesetPaths", Value: strings.Join(c.ChangesetPaths, ", "), Reason: "needs Changeset"}
+	}
+	paths, err := canonicalAll("ChangesetPaths", c.ChangesetPaths)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if reason := s.overlaidProblem(p, paths); reason != "" {
+			return &ConfigError{Field: "ChangesetPaths", Value: p, Reason: reason}
+		}
+	}
+	s.Overlaid = paths
+	return nil
+}
+
+// overlaidProblem says what keeps p from being overlaid, or "".
+func (s *spec) overlaidProblem(p string, all []string) string {
+	switch {
+	case !slices.Contains(s.Writable, p):
+		return "not one of WritablePaths"
+	case within(p, s.Workspace):
+		return "lies inside the workspace, which the changeset overlays already"
+	case within(s.Workspace, p):
+		return "contains the workspace: the changeset's directories must not overlap"
+	}
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return "not a directory: overlayfs mounts directories only"
+	}
+	for _, q := range all {
+		if q != p && within(p, q) {
+			return "lies inside " + q + ", also in ChangesetPaths: the changeset's directories must not overlap"
+		}
+	}
+	return ""
 }
 
 // checkChangesetMode refuses a changeset that would not be mounted: without

@@ -7,12 +7,17 @@ import (
 	"github.com/corralhq/corral/mounts"
 )
 
-// overlays mounts the workspace as overlayfs when a changeset is configured.
+// overlays mounts every root of the changeset, when one is configured, as
+// overlayfs: the workspace and the ChangesetPaths.
 func overlays(s *spec) []mounts.OverlayRoot {
 	if s.Changeset == nil {
 		return nil
 	}
-	return []mounts.OverlayRoot{{Path: s.Workspace, Upper: s.Changeset.UpperDir(), Work: s.Changeset.WorkDir()}}
+	var out []mounts.OverlayRoot
+	for _, r := range s.Changeset.Roots() {
+		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
+	}
+	return out
 }
 
 // startInChangeset starts a sandbox with the changeset locked until every

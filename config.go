@@ -59,9 +59,17 @@ type Config struct {
 	// directory, created when missing, for review and apply with package
 	// changeset. A later Sandbox given the same directory continues the
 	// same changeset; after Discard, commands fail until a new Sandbox
-	// creates it again. Linux only; other writable paths are still written
-	// directly. See [changeset] for the layout and limits.
+	// creates it again. Linux only; writable paths not in ChangesetPaths
+	// are still written directly. See [changeset] for the layout and
+	// limits.
 	Changeset string
+	// ChangesetPaths are further writable directories whose writes go to
+	// the changeset too, each mounted as overlayfs like the workspace. Each
+	// must be one of WritablePaths (compared once both are canonical) and a
+	// directory, and none may lie inside the workspace or another of them,
+	// or contain one. Needs Changeset. A changeset keeps the directories it
+	// began with: a later Sandbox on it must name the same ones.
+	ChangesetPaths []string
 	// Fallback says what happens on a host that cannot give every layer of
 	// the full rung: FallbackFail (the default) refuses to run, naming the
 	// missing layer; FallbackWarn runs on the best rung the host allows and
@@ -127,7 +135,10 @@ type spec struct {
 	AllowPlanting []string
 	DirectSpawn   bool
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
-	Changeset   *changeset.Changeset
+	Changeset *changeset.Changeset
+	// Overlaid are the canonical ChangesetPaths: writable paths besides
+	// the workspace that the changeset overlays too.
+	Overlaid    []string
 	Fallback    Fallback
 	UnixSockets bool
 	Ptrace      bool
@@ -209,6 +220,9 @@ func (s *spec) resolvePaths(c Config) error {
 		return err
 	}
 	if s.Hidden, err = canonicalAll("HiddenPaths", c.HiddenPaths); err != nil {
+		return err
+	}
+	if err := s.resolveOverlaid(c); err != nil {
 		return err
 	}
 	return s.checkHidden()

@@ -16,6 +16,7 @@ func (c Config) Resolved() (Config, error) {
 	r.Workspace = s.Workspace
 	r.WritablePaths, r.ReadOnlyPaths, r.HiddenPaths = s.Writable, s.ReadOnly, s.Hidden
 	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
+	r.ChangesetPaths = s.Overlaid
 	if r.Changeset != "" {
 		if r.Changeset, err = s.changesetPath(r.Changeset); err != nil {
 			return Config{}, err

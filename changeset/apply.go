@@ -29,11 +29,11 @@ type Result struct {
 	Skipped []Change
 }
 
-// Apply writes the changes to the real directory (see "Applying" in the
-// package documentation). When an original changed since the changeset began
-// it applies nothing and returns a *ConflictError naming the files, unless
-// opts.Force. An error part-way returns what was applied so far; running
-// Apply again finishes the job.
+// Apply writes the changes to the real directories (see "Applying" in the
+// package documentation). When an original in any root changed since the
+// changeset began it applies nothing, in no root, and returns a
+// *ConflictError naming the files, unless opts.Force. An error part-way
+// returns what was applied so far; running Apply again finishes the job.
 func (c *Changeset) Apply(opts ApplyOptions) (*Result, error) {
 	unlock, err := c.Lock()
 	if err != nil {
@@ -52,28 +52,85 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, err := c.loadBaseline()
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(c.meta.Lower)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	k := &checker{root: root, upper: c.UpperDir(), base: base, changes: changes}
-	conflicts, done, err := k.check()
-	if err != nil {
-		return nil, err
+	// Every root is checked before any is touched, so that a conflict in
+	// one keeps the others as they are too.
+	plans := make([]*rootPlan, 0, len(c.roots))
+	defer func() {
+		for _, p := range plans {
+			p.dir.Close()
+		}
+	}()
+	var conflicts []Conflict
+	for _, r := range c.roots {
+		p, err := r.plan(changesOf(changes, r.Path))
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+		conflicts = append(conflicts, p.conflicts...)
 	}
 	if len(conflicts) > 0 && !opts.Force {
 		return nil, &ConflictError{Conflicts: conflicts}
 	}
-	a := &applier{root: root, upper: c.UpperDir(), done: done, res: &Result{}}
-	if err := a.run(changes); err != nil {
-		return a.res, err
+	res := &Result{}
+	for _, p := range plans {
+		if err := p.apply(res); err != nil {
+			return res, err
+		}
 	}
-	return a.res, c.settle(root, base, a.res.Applied)
+	return res, nil
+}
+
+func changesOf(changes []Change, root string) []Change {
+	var out []Change
+	for _, ch := range changes {
+		if ch.Root == root {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// rootPlan is what Apply found in one root before touching anything.
+type rootPlan struct {
+	r         Root
+	dir       *os.Root // the real directory
+	base      baseline
+	changes   []Change
+	conflicts []Conflict
+	done      map[string]bool // paths that hold their new state already
+}
+
+func (r Root) plan(changes []Change) (*rootPlan, error) {
+	base, err := r.loadBaseline()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.OpenRoot(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	k := &checker{root: dir, upper: r.Upper, base: base, changes: changes}
+	conflicts, done, err := k.check()
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	for i := range conflicts {
+		conflicts[i].Root = r.Path
+	}
+	return &rootPlan{r: r, dir: dir, base: base, changes: changes, conflicts: conflicts, done: done}, nil
+}
+
+// apply writes the root's changes, then starts it afresh over the new
+// originals.
+func (p *rootPlan) apply(res *Result) error {
+	a := &applier{root: p.dir, upper: p.r.Upper, done: p.done, res: res}
+	start := len(res.Applied)
+	if err := a.run(p.changes); err != nil {
+		return err
+	}
+	return p.r.settle(p.dir, p.base, res.Applied[start:])
 }
 
 // applier writes changes through an os.Root of the real directory.
@@ -105,7 +162,7 @@ func (a *applier) run(changes []Change) error {
 	for _, ch := range slices.Backward(changes) {
 		if ch.Type == Dir {
 			if err := a.chmodDir(ch); err != nil {
-				return fmt.Errorf("%s: %w", ch.Path, err)
+				return fmt.Errorf("%s: %w", ch.RealPath(), err)
 			}
 		}
 	}
@@ -119,7 +176,7 @@ func (a *applier) step(ch Change, do func(Change) error) error {
 		return nil
 	case !a.done[ch.Path]:
 		if err := do(ch); err != nil {
-			return fmt.Errorf("%s: %w", ch.Path, err)
+			return fmt.Errorf("%s: %w", ch.RealPath(), err)
 		}
 	}
 	a.res.Applied = append(a.res.Applied, ch)
@@ -218,8 +275,8 @@ func applied(p Perm) Perm { return p &^ Perm(fs.ModeSetuid|fs.ModeSetgid) }
 // settle starts the changeset afresh over the new originals: every path it
 // touched, applied now or by an earlier, interrupted apply, gets a new
 // fingerprint, and the upper directory is emptied.
-func (c *Changeset) settle(root *os.Root, base baseline, applied []Change) error {
-	touched, err := c.upperPaths()
+func (r Root) settle(root *os.Root, base baseline, applied []Change) error {
+	touched, err := r.upperPaths()
 	if err != nil {
 		return err
 	}
@@ -229,15 +286,15 @@ func (c *Changeset) settle(root *os.Root, base baseline, applied []Change) error
 	for _, p := range touched {
 		refingerprint(root, base, p)
 	}
-	if err := c.saveBaseline(base); err != nil {
+	if err := r.saveBaseline(base); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(c.UpperDir())
+	entries, err := os.ReadDir(r.Upper)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if err := removeTree(filepath.Join(c.UpperDir(), e.Name())); err != nil {
+		if err := removeTree(filepath.Join(r.Upper, e.Name())); err != nil {
 			return err
 		}
 	}
@@ -245,9 +302,9 @@ func (c *Changeset) settle(root *os.Root, base baseline, applied []Change) error
 }
 
 // upperPaths lists every path in the upper directory.
-func (c *Changeset) upperPaths() ([]string, error) {
+func (r Root) upperPaths() ([]string, error) {
 	var paths []string
-	upper := c.UpperDir()
+	upper := r.Upper
 	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && p != upper {
 			paths = append(paths, relPath(upper, p))

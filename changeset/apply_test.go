@@ -114,7 +114,7 @@ func TestApplyConflicts(t *testing.T) {
 			f.write(t, "a.txt", "sandbox\n")
 		}, func(t *testing.T, lower string) {
 			appendFile(t, filepath.Join(lower, "a.txt"), "host\n")
-		}, []Conflict{{"a.txt", "changed on the host"}}},
+		}, []Conflict{{Path: "a.txt", Reason: "changed on the host"}}},
 		{"same size and mtime, other content", func(t *testing.T, f *fixture) {
 			f.write(t, "a.txt", "sandbox\n")
 		}, func(t *testing.T, lower string) {
@@ -123,39 +123,39 @@ func TestApplyConflicts(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(p, []byte("HELLO\n"), 0o644))
 			require.NoError(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
-		}, []Conflict{{"a.txt", "changed on the host"}}},
+		}, []Conflict{{Path: "a.txt", Reason: "changed on the host"}}},
 		{"deleted on the host", func(t *testing.T, f *fixture) {
 			f.write(t, "d/x", "sandbox\n")
 		}, func(t *testing.T, lower string) {
 			require.NoError(t, os.Remove(filepath.Join(lower, "d/x")))
-		}, []Conflict{{"d/x", "deleted on the host"}}},
+		}, []Conflict{{Path: "d/x", Reason: "deleted on the host"}}},
 		{"created on the host", func(t *testing.T, f *fixture) {
 			f.write(t, "new", "sandbox\n")
 		}, func(t *testing.T, lower string) {
 			require.NoError(t, os.WriteFile(filepath.Join(lower, "new"), []byte("host\n"), 0o644))
-		}, []Conflict{{"new", "created on the host"}}},
+		}, []Conflict{{Path: "new", Reason: "created on the host"}}},
 		{"created inside a directory the sandbox replaced", func(t *testing.T, f *fixture) {
 			f.replaceDir(t, "d")
 		}, func(t *testing.T, lower string) {
 			require.NoError(t, os.WriteFile(filepath.Join(lower, "d/host"), []byte("host\n"), 0o644))
-		}, []Conflict{{"d/host", "created on the host"}}},
+		}, []Conflict{{Path: "d/host", Reason: "created on the host"}}},
 		{"edited where the sandbox deleted", func(t *testing.T, f *fixture) {
 			f.whiteout(t, "d/y")
 		}, func(t *testing.T, lower string) {
 			appendFile(t, filepath.Join(lower, "d/y"), "host\n")
-		}, []Conflict{{"d/y", "changed on the host"}}},
+		}, []Conflict{{Path: "d/y", Reason: "changed on the host"}}},
 		{"directory gone", func(t *testing.T, f *fixture) {
 			f.write(t, "e/deep/new", "n\n")
 		}, func(t *testing.T, lower string) {
 			require.NoError(t, os.RemoveAll(filepath.Join(lower, "e/deep")))
-		}, []Conflict{{"e/deep", "deleted on the host"}}},
+		}, []Conflict{{Path: "e/deep", Reason: "deleted on the host"}}},
 		{"symlink retargeted on the host", func(t *testing.T, f *fixture) {
 			f.write(t, "link", "-> d/x")
 		}, func(t *testing.T, lower string) {
 			p := filepath.Join(lower, "link")
 			require.NoError(t, os.Remove(p))
 			require.NoError(t, os.Symlink("d/y", p))
-		}, []Conflict{{"link", "changed on the host"}}},
+		}, []Conflict{{Path: "link", Reason: "changed on the host"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,6 +169,9 @@ func TestApplyConflicts(t *testing.T) {
 			var ce *ConflictError
 			require.ErrorAs(t, err, &ce)
 			assert.Nil(t, res)
+			for i := range tt.want {
+				tt.want[i].Root = f.lower
+			}
 			assert.Equal(t, tt.want, ce.Conflicts)
 			assert.Contains(t, err.Error(), tt.want[0].Path)
 			assert.Equal(t, before, readTree(t, f.lower), "nothing applied")

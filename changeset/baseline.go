@@ -20,8 +20,8 @@ type fingerprint struct {
 	Ino   uint64 `json:"i,omitempty"`
 }
 
-// baseline maps slash-separated paths relative to the real directory to
-// their fingerprints.
+// baseline maps slash-separated paths relative to one root to their
+// fingerprints. Each root keeps its own, beside its upper directory.
 type baseline map[string]fingerprint
 
 func fingerprintOf(fi fs.FileInfo) fingerprint {
@@ -88,8 +88,8 @@ func relPath(root, p string) string {
 	return filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
 }
 
-func (c *Changeset) loadBaseline() (baseline, error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, baselineName))
+func (r Root) loadBaseline() (baseline, error) {
+	b, err := os.ReadFile(filepath.Join(r.dir, baselineName))
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +100,10 @@ func (c *Changeset) loadBaseline() (baseline, error) {
 	return base, nil
 }
 
-func (c *Changeset) saveBaseline(base baseline) error {
+func (r Root) saveBaseline(base baseline) error {
 	b, err := json.Marshal(base)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(c.dir, baselineName), b)
+	return writeFileAtomic(filepath.Join(r.dir, baselineName), b)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 )
 
@@ -39,7 +40,10 @@ const (
 // Change is one changed path. Fields about the entry after the change are
 // empty for a deletion; fields about the original are empty for an addition.
 type Change struct {
-	// Path is relative to the real directory, with slashes.
+	// Root is the real directory the change belongs to: one of the
+	// changeset's roots.
+	Root string `json:"root"`
+	// Path is relative to Root, with slashes.
 	Path    string `json:"path"`
 	Status  Status `json:"status"`
 	Type    Type   `json:"type,omitempty"`
@@ -52,6 +56,11 @@ type Change struct {
 	Target string `json:"target,omitempty"`
 }
 
+// RealPath is the path the change applies to: Path inside Root.
+func (c Change) RealPath() string { return filepath.Join(c.Root, filepath.FromSlash(c.Path)) }
+
+// String is the status letter and Path, relative to Root, with a slash
+// after a directory.
 func (c Change) String() string {
 	p := c.Path
 	if c.Type == Dir || c.Status == Deleted && c.OldType == Dir {

@@ -15,17 +15,17 @@ func TestCreateOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "cs")
 	cs, err := Create(dir, lower)
 	require.NoError(t, err)
-	for _, name := range []string{metaName, baselineName, upperName, workName} {
+	for _, name := range []string{metaName, "roots/0/" + baselineName, "roots/0/" + upperName, "roots/0/" + workName} {
 		_, err := os.Lstat(filepath.Join(dir, name))
 		assert.NoError(t, err, name)
 	}
-	fi, err := os.Stat(cs.UpperDir())
+	fi, err := os.Stat(cs.Roots()[0].Upper)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o751), fi.Mode().Perm(), "the merged root looks like the original")
 
 	opened, err := Open(dir)
 	require.NoError(t, err)
-	assert.Equal(t, cs.Lower(), opened.Lower())
+	assert.Equal(t, cs.Roots(), opened.Roots())
 	assert.Equal(t, cs.Dir(), opened.Dir())
 	assert.True(t, cs.Created().Equal(opened.Created()))
 }

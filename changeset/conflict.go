@@ -12,9 +12,15 @@ import (
 // Conflict is an original that changed on the host since the changeset
 // began, so that applying would overwrite someone else's work.
 type Conflict struct {
+	// Root is the real directory holding the original; Path is relative
+	// to it, with slashes.
+	Root   string `json:"root"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 }
+
+// RealPath is the original's path: Path inside Root.
+func (c Conflict) RealPath() string { return filepath.Join(c.Root, filepath.FromSlash(c.Path)) }
 
 // ConflictError is Apply's refusal: nothing was applied.
 type ConflictError struct {
@@ -24,7 +30,7 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	names := make([]string, len(e.Conflicts))
 	for i, c := range e.Conflicts {
-		names[i] = c.Path + " (" + c.Reason + ")"
+		names[i] = c.RealPath() + " (" + c.Reason + ")"
 	}
 	return fmt.Sprintf("%d original(s) changed on the host since the changeset began: %s",
 		len(e.Conflicts), strings.Join(names, ", "))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 )
@@ -24,6 +25,10 @@ const binaryProbe = 8000
 // files a/x and b/x differ"), symlinks as their targets, new, deleted and
 // changed permissions as mode lines. Directories, fifos, sockets and devices
 // have no content and appear only in List.
+//
+// Paths are relative to the root when the changeset has one, so that the
+// diff applies with patch -p1 inside it; with several roots they are
+// absolute (a/home/me/proj/main.go), for patch -p1 in /.
 func (c *Changeset) Diff(w io.Writer) error {
 	changes, err := c.List()
 	if err != nil {
@@ -32,7 +37,7 @@ func (c *Changeset) Diff(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, ch := range changes {
 		if err := c.writeDiff(bw, ch); err != nil {
-			return fmt.Errorf("diff %s: %w", ch.Path, err)
+			return fmt.Errorf("diff %s: %w", ch.RealPath(), err)
 		}
 	}
 	return bw.Flush()
@@ -47,21 +52,23 @@ type side struct {
 }
 
 func (c *Changeset) writeDiff(w io.Writer, ch Change) error {
+	r, _ := c.root(ch.Root)
 	var old, new *side
 	var err error
 	if ch.Status != Added {
-		if old, err = readSide(filepath.Join(c.meta.Lower, filepath.FromSlash(ch.Path)), ch.OldType, ch.OldMode, ch.OldSize); err != nil {
+		if old, err = readSide(ch.RealPath(), ch.OldType, ch.OldMode, ch.OldSize); err != nil {
 			return err
 		}
 	}
 	if ch.Status != Deleted {
-		if new, err = readSide(filepath.Join(c.UpperDir(), filepath.FromSlash(ch.Path)), ch.Type, ch.Mode, ch.Size); err != nil {
+		if new, err = readSide(filepath.Join(r.Upper, filepath.FromSlash(ch.Path)), ch.Type, ch.Mode, ch.Size); err != nil {
 			return err
 		}
 	}
+	name := c.entryName(ch)
 	if old != nil && new != nil && old.mode&0o170000 != new.mode&0o170000 {
 		// As in git, a change of type is a deletion and an addition.
-		if err := writeFileDiff(w, ch.Path, old, nil); err != nil {
+		if err := writeFileDiff(w, name, old, nil); err != nil {
 			return err
 		}
 		old = nil
@@ -69,7 +76,16 @@ func (c *Changeset) writeDiff(w io.Writer, ch Change) error {
 	if old == nil && new == nil {
 		return nil
 	}
-	return writeFileDiff(w, ch.Path, old, new)
+	return writeFileDiff(w, name, old, new)
+}
+
+// entryName is how Diff and Export name the path of ch: relative to its
+// root when the changeset has one, else absolute without the leading slash.
+func (c *Changeset) entryName(ch Change) string {
+	if len(c.roots) == 1 {
+		return ch.Path
+	}
+	return strings.TrimPrefix(filepath.ToSlash(ch.RealPath()), "/")
 }
 
 func readSide(p string, t Type, m Perm, size int64) (*side, error) {

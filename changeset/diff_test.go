@@ -143,8 +143,9 @@ func merged(t *testing.T, f *fixture) tree {
 	t.Helper()
 	work := t.TempDir()
 	writeTree(t, work, readTree(t, f.lower))
-	changes, err := f.cs.List()
+	all, err := f.cs.List()
 	require.NoError(t, err)
+	changes := changesOf(all, f.lower)
 	for _, ch := range slices.Backward(changes) {
 		if ch.Status == Deleted {
 			require.NoError(t, os.RemoveAll(filepath.Join(work, filepath.FromSlash(ch.Path))))

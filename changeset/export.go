@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"archive/tar"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,11 @@ const (
 	opaqueWhiteout = ".wh..wh..opq"
 )
 
+// rootsRecord is the PAX record of the archive's global header that lists
+// the roots, as a JSON array of their paths where the archive was made. tar
+// programs that do not know it skip it.
+const rootsRecord = "CORRAL.roots"
+
 // Export writes the changes to w as a tar archive (see "Export" in the
 // package documentation). Entries carry their permissions and modification
 // times; owners are left out.
@@ -32,35 +38,53 @@ func (c *Changeset) Export(w io.Writer) error {
 		return err
 	}
 	tw := tar.NewWriter(w)
+	if err := c.writeRoots(tw); err != nil {
+		return &fs.PathError{Op: "export changeset", Path: c.dir, Err: err}
+	}
 	// covered are paths whose original entries beneath are gone with them:
 	// deleted ones, those replaced by a non-directory and opaque
 	// directories.
 	covered := map[string]bool{}
 	for _, ch := range changes {
+		p := ch.RealPath()
 		if ch.Status == Deleted || ch.Type != Dir || ch.Status == Replaced && ch.OldType == Dir {
-			covered[ch.Path] = true
+			covered[p] = true
 		}
-		if ch.Status == Deleted && covered[path.Dir(ch.Path)] {
+		if ch.Status == Deleted && covered[filepath.Dir(p)] {
 			continue
 		}
 		if err := c.exportOne(tw, ch); err != nil {
-			return &fs.PathError{Op: "export changeset", Path: ch.Path, Err: err}
+			return &fs.PathError{Op: "export changeset", Path: p, Err: err}
 		}
 	}
 	return tw.Close()
 }
 
+// writeRoots writes the global header that names the roots.
+func (c *Changeset) writeRoots(tw *tar.Writer) error {
+	b, err := json.Marshal(c.RootPaths())
+	if err != nil {
+		return err
+	}
+	return tw.WriteHeader(&tar.Header{
+		Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header",
+		PAXRecords: map[string]string{rootsRecord: string(b)},
+	})
+}
+
 func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
+	name := c.entryName(ch)
 	if ch.Status == Deleted {
-		dir, name := path.Split(ch.Path)
+		dir, base := path.Split(name)
 		return tw.WriteHeader(&tar.Header{
-			Typeflag: tar.TypeReg, Name: dir + whiteoutPrefix + name, Mode: 0o600, ModTime: c.meta.Created,
+			Typeflag: tar.TypeReg, Name: dir + whiteoutPrefix + base, Mode: 0o600, ModTime: c.meta.Created,
 		})
 	}
 	if !slices.Contains([]Type{File, Dir, Symlink}, ch.Type) {
 		return nil // sockets, fifos and devices are not exported
 	}
-	p := filepath.Join(c.UpperDir(), filepath.FromSlash(ch.Path))
+	r, _ := c.root(ch.Root)
+	p := filepath.Join(r.Upper, filepath.FromSlash(ch.Path))
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return err
@@ -69,7 +93,7 @@ func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
 	if err != nil {
 		return err
 	}
-	h.Name, h.Mode = ch.Path, int64(ch.Mode.Unix())
+	h.Name, h.Mode = name, int64(ch.Mode.Unix())
 	if ch.Type == Dir {
 		h.Name += "/"
 	}
@@ -98,41 +122,180 @@ func copyInto(w io.Writer, p string) error {
 	return err
 }
 
-// Import creates a changeset in dir over the directory lower from an archive
-// written by Export, so that changes made elsewhere can be listed, diffed
-// and applied here with the usual conflict checks.
-func Import(dir, lower string, r io.Reader) (*Changeset, error) {
-	c, err := Create(dir, lower)
+// ImportOptions say which directories here an archive's changes are for.
+type ImportOptions struct {
+	// Roots maps a root of the archive other than the first, by its path
+	// where the archive was made, to the directory it stands for here. A
+	// root left out stands for the same path here.
+	Roots map[string]string
+}
+
+// Import creates a changeset in dir from an archive written by Export, so
+// that changes made elsewhere can be listed, diffed and applied here with
+// the usual conflict checks. The archive's first root (the workspace where
+// it was made) stands for lower; the others as opts says. An archive
+// without the list of roots, as Export wrote before changesets had several,
+// holds one root.
+func Import(dir, lower string, r io.Reader, opts ImportOptions) (*Changeset, error) {
+	a, err := readArchive(r)
+	if err != nil {
+		return nil, &fs.PathError{Op: "import changeset", Path: dir, Err: err}
+	}
+	here, err := a.place(lower, opts)
+	if err != nil {
+		return nil, &fs.PathError{Op: "import changeset", Path: dir, Err: err}
+	}
+	c, err := Create(dir, here...)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.unpack(r); err != nil {
+	if err := c.unpack(a); err != nil {
 		c.Discard()
 		return nil, &fs.PathError{Op: "import changeset", Path: dir, Err: err}
 	}
 	return c, nil
 }
 
-func (c *Changeset) unpack(r io.Reader) error {
-	root, err := os.OpenRoot(c.UpperDir())
-	if err != nil {
-		return err
+// archive is an archive written by Export, being read.
+type archive struct {
+	tr *tar.Reader
+	// paths are the roots where the archive was made, as its global
+	// header lists them; nil when it has none.
+	paths []string
+	// pending is an entry read while looking for the header.
+	pending *tar.Header
+}
+
+// readArchive reads the archive's list of roots, which Export writes first.
+func readArchive(r io.Reader) (*archive, error) {
+	a := &archive{tr: tar.NewReader(r)}
+	h, err := a.tr.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return a, nil
+	case err != nil:
+		return nil, err
+	case h.Typeflag != tar.TypeXGlobalHeader:
+		a.pending = h
+		return a, nil
 	}
-	defer root.Close()
-	u := &unpacker{root: root, dirModes: map[string]fs.FileMode{}}
-	tr := tar.NewReader(r)
+	rec, ok := h.PAXRecords[rootsRecord]
+	if !ok {
+		return a, nil // another program's header
+	}
+	if err := json.Unmarshal([]byte(rec), &a.paths); err != nil {
+		return nil, fmt.Errorf("the archive's list of directories: %w", err)
+	}
+	if err := checkArchiveRoots(a.paths); err != nil {
+		return nil, fmt.Errorf("the archive's list of directories: %w", err)
+	}
+	return a, nil
+}
+
+func checkArchiveRoots(paths []string) error {
+	if len(paths) == 0 {
+		return errors.New("empty")
+	}
+	for _, p := range paths {
+		if !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+			return fmt.Errorf("%q is not a clean absolute path below /", p)
+		}
+	}
+	return checkDisjoint(paths)
+}
+
+// place returns the directories here that the archive's roots stand for.
+func (a *archive) place(lower string, opts ImportOptions) ([]string, error) {
+	if len(a.paths) == 0 {
+		if len(opts.Roots) > 0 {
+			return nil, errors.New("the archive holds one directory: there are no others to map")
+		}
+		return []string{lower}, nil
+	}
+	here := []string{lower}
+	for _, p := range a.paths[1:] {
+		if to, ok := opts.Roots[p]; ok {
+			p = to
+		}
+		here = append(here, p)
+	}
+	for from := range opts.Roots {
+		if !slices.Contains(a.paths[1:], from) {
+			return nil, fmt.Errorf("no directory %s to map: the archive's directories besides the first are %s",
+				from, strings.Join(a.paths[1:], ", "))
+		}
+	}
+	return here, nil
+}
+
+// next returns the next entry; io.EOF at the end.
+func (a *archive) next() (*tar.Header, error) {
+	if h := a.pending; h != nil {
+		a.pending = nil
+		return h, nil
+	}
+	return a.tr.Next()
+}
+
+// rootOf returns the index of the root an entry name belongs to and the
+// name relative to it. With one root, names are relative to it already;
+// with several, they are absolute without the leading slash.
+func (a *archive) rootOf(name string) (int, string, error) {
+	if len(a.paths) <= 1 {
+		return 0, name, nil
+	}
+	for i, p := range a.paths {
+		prefix := strings.TrimPrefix(p, "/")
+		if name == prefix {
+			return i, ".", nil
+		}
+		if rest, ok := strings.CutPrefix(name, prefix+"/"); ok {
+			return i, rest, nil
+		}
+	}
+	return 0, "", errors.New("lies outside the archive's directories")
+}
+
+func (c *Changeset) unpack(a *archive) error {
+	unpackers := make([]*unpacker, len(c.roots))
+	for i, r := range c.roots {
+		root, err := os.OpenRoot(r.Upper)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		unpackers[i] = &unpacker{root: root, dirModes: map[string]fs.FileMode{}}
+	}
 	for {
-		h, err := tr.Next()
+		h, err := a.next()
 		if errors.Is(err, io.EOF) {
-			return u.chmodDirs()
+			break
 		}
 		if err != nil {
 			return err
 		}
-		if err := u.entry(h, tr); err != nil {
+		if err := a.unpackEntry(unpackers, h); err != nil {
 			return fmt.Errorf("%s: %w", h.Name, err)
 		}
 	}
+	for _, u := range unpackers {
+		if err := u.chmodDirs(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *archive) unpackEntry(unpackers []*unpacker, h *tar.Header) error {
+	name, err := entryName(h.Name)
+	if err != nil {
+		return err
+	}
+	i, rel, err := a.rootOf(name)
+	if err != nil {
+		return err
+	}
+	return unpackers[i].entry(rel, h, a.tr)
 }
 
 // unpacker turns archive entries into an upper directory.
@@ -153,10 +316,11 @@ func (u *unpacker) chmodDirs() error {
 	return nil
 }
 
-func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
-	name, err := entryName(h.Name)
-	if err != nil || name == "." {
-		return err
+// entry puts the archive entry h, named name relative to the root, into
+// the upper directory.
+func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
+	if name == "." {
+		return nil
 	}
 	if err := makeParents(u.root, name); err != nil {
 		return err

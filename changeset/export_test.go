@@ -26,6 +26,10 @@ func TestExport(t *testing.T) {
 
 	got := map[string]string{}
 	tr := tar.NewReader(&buf)
+	h, err := tr.Next()
+	require.NoError(t, err)
+	assert.Equal(t, byte(tar.TypeXGlobalHeader), h.Typeflag, "the roots come first")
+	assert.JSONEq(t, `[`+quoteJSON(t, f.lower)+`]`, h.PAXRecords[rootsRecord])
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -72,15 +76,15 @@ func TestExportImport(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), "copy")
 	require.NoError(t, os.Mkdir(elsewhere, 0o755))
 	writeTree(t, elsewhere, sampleLower)
-	imported, err := Import(filepath.Join(t.TempDir(), "imported"), elsewhere, &buf)
+	imported, err := Import(filepath.Join(t.TempDir(), "imported"), elsewhere, &buf, ImportOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { os.Chmod(filepath.Join(imported.UpperDir(), "nd"), 0o755) })
+	t.Cleanup(func() { os.Chmod(filepath.Join(imported.Roots()[0].Upper, "nd"), 0o755) })
 
 	want, err := f.cs.List()
 	require.NoError(t, err)
 	got, err := imported.List()
 	require.NoError(t, err)
-	assert.Equal(t, want, got)
+	assert.Equal(t, rootless(want), rootless(got))
 
 	_, err = f.cs.Apply(ApplyOptions{})
 	require.NoError(t, err)
@@ -118,7 +122,7 @@ func TestImportRefuses(t *testing.T) {
 			require.NoError(t, tw.Close())
 			lower := t.TempDir()
 			dir := filepath.Join(t.TempDir(), "cs")
-			_, err := Import(dir, lower, &buf)
+			_, err := Import(dir, lower, &buf, ImportOptions{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			_, err = os.Stat(dir)

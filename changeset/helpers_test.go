@@ -1,10 +1,12 @@
 package changeset
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -89,7 +91,8 @@ func newFixture(t testing.TB, lower tree) *fixture {
 	writeTree(t, l, lower)
 	cs, err := Create(filepath.Join(base, "cs"), l)
 	require.NoError(t, err)
-	return &fixture{cs: cs, lower: cs.Lower(), upper: cs.UpperDir()}
+	r := cs.Roots()[0]
+	return &fixture{cs: cs, lower: r.Path, upper: r.Upper}
 }
 
 // copyUp makes the upper directories above name, with the originals'
@@ -151,6 +154,23 @@ func summary(changes []Change) []string {
 		out[i] = c.String()
 	}
 	return out
+}
+
+// rootless returns changes with Root cleared, to compare the changes of
+// two changesets over copies of one tree.
+func rootless(changes []Change) []Change {
+	out := slices.Clone(changes)
+	for i := range out {
+		out[i].Root = ""
+	}
+	return out
+}
+
+func quoteJSON(t testing.TB, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(b)
 }
 
 func setXattr(p, name, value string) error { return unix.Lsetxattr(p, name, []byte(value), 0) }

@@ -35,7 +35,7 @@ func largeFixture(tb testing.TB) *fixture {
 	largeTree(tb, lower)
 	cs, err := Create(filepath.Join(base, "cs"), lower)
 	require.NoError(tb, err)
-	f := &fixture{cs: cs, lower: cs.Lower(), upper: cs.UpperDir()}
+	f := &fixture{cs: cs, lower: cs.Roots()[0].Path, upper: cs.Roots()[0].Upper}
 	for d := range 100 {
 		for i := range 10 {
 			name := fmt.Sprintf("dir%03d/f%03d.txt", d, i*10)
@@ -58,7 +58,7 @@ func TestLargeTree(t *testing.T) {
 		counts[ch.Status]++
 	}
 	assert.Equal(t, map[Status]int{Modified: 1000, Added: 100, Deleted: 100}, counts)
-	base, err := f.cs.loadBaseline()
+	base, err := f.cs.roots[0].loadBaseline()
 	require.NoError(t, err)
 	assert.Len(t, base, 10_100, "every file and directory has a fingerprint")
 }

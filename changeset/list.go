@@ -13,16 +13,29 @@ import (
 	"strings"
 )
 
-// List returns every change, sorted by path, comparing the upper directory
-// with the real directory as it is now. It takes no lock: while a sandbox is
-// running, the list may catch a command half-way.
+// List returns every change, root by root in the order of Roots, sorted by
+// path within each, comparing the upper directories with the real
+// directories as they are now. It takes no lock: while a sandbox is running,
+// the list may catch a command half-way.
 func (c *Changeset) List() ([]Change, error) {
-	if err := c.checkLower(); err != nil {
-		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
+	all := []Change{}
+	for _, r := range c.roots {
+		changes, err := r.list()
+		if err != nil {
+			return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
+		}
+		all = append(all, changes...)
 	}
-	w := &walker{upper: c.UpperDir(), lower: c.meta.Lower, changes: []Change{}}
+	return all, nil
+}
+
+func (r Root) list() ([]Change, error) {
+	if err := r.checkLower(); err != nil {
+		return nil, err
+	}
+	w := &walker{upper: r.Upper, lower: r.Path, changes: []Change{}}
 	if err := w.dir("", true, false); err != nil {
-		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
+		return nil, err
 	}
 	slices.SortFunc(w.changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return w.changes, nil
@@ -30,16 +43,16 @@ func (c *Changeset) List() ([]Change, error) {
 
 // checkLower refuses a directory that is gone or replaced: compared with
 // nothing, every change would look like a new file.
-func (c *Changeset) checkLower() error {
-	fi, err := os.Stat(c.meta.Lower)
+func (r Root) checkLower() error {
+	fi, err := os.Stat(r.Path)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
-		return fmt.Errorf("its directory %s: %w", c.meta.Lower, pe.Err)
+		return fmt.Errorf("its directory %s: %w", r.Path, pe.Err)
 	case err != nil:
 		return err
 	case !fi.IsDir():
-		return fmt.Errorf("its directory %s: not a directory", c.meta.Lower)
+		return fmt.Errorf("its directory %s: not a directory", r.Path)
 	}
 	return nil
 }
@@ -165,7 +178,7 @@ func (w *walker) deletedEntries(rel string, kept map[string]bool) error {
 }
 
 func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
-	ch := Change{Path: rel, Status: s}
+	ch := Change{Root: w.lower, Path: rel, Status: s}
 	if u != nil {
 		ch.Type, ch.Mode = typeOf(u), perm(u)
 		if ch.Type != Dir {

@@ -114,8 +114,8 @@ func TestListSizesModesTargets(t *testing.T) {
 	got, err := f.cs.List()
 	require.NoError(t, err)
 	require.Len(t, got, 3)
-	assert.Equal(t, Change{Path: "a.txt", Status: Modified, Type: File, OldType: File, Size: 12, OldSize: 6, Mode: 0o750, OldMode: 0o644}, got[0])
-	assert.Equal(t, Change{Path: "d/y", Status: Deleted, OldType: File, OldSize: 4, OldMode: 0o644}, got[1])
+	assert.Equal(t, Change{Root: f.lower, Path: "a.txt", Status: Modified, Type: File, OldType: File, Size: 12, OldSize: 6, Mode: 0o750, OldMode: 0o644}, got[0])
+	assert.Equal(t, Change{Root: f.lower, Path: "d/y", Status: Deleted, OldType: File, OldSize: 4, OldMode: 0o644}, got[1])
 	assert.Equal(t, Symlink, got[2].Type)
 	assert.Equal(t, "d/x", got[2].Target)
 }
@@ -128,7 +128,7 @@ func TestListJSON(t *testing.T) {
 	require.NoError(t, err)
 	b, err := json.Marshal(got)
 	require.NoError(t, err)
-	assert.JSONEq(t, `[{"path":"a.txt","status":"modified","type":"file","old_type":"file",
+	assert.JSONEq(t, `[{"root":`+quoteJSON(t, f.lower)+`,"path":"a.txt","status":"modified","type":"file","old_type":"file",
 		"size":8,"old_size":6,"mode":"4755","old_mode":"0644"}]`, string(b))
 	var back []Change
 	require.NoError(t, json.Unmarshal(b, &back))

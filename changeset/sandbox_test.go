@@ -163,7 +163,7 @@ func TestSandboxChangesetConflict(t *testing.T) {
 	_, err = cs.Apply(changeset.ApplyOptions{})
 	var ce *changeset.ConflictError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, []changeset.Conflict{{Path: "a.txt", Reason: "changed on the host"}}, ce.Conflicts)
+	assert.Equal(t, []changeset.Conflict{{Root: ws, Path: "a.txt", Reason: "changed on the host"}}, ce.Conflicts)
 	assert.Equal(t, before, snapshot(t, ws), "nothing applied")
 }
 
@@ -208,8 +208,9 @@ func TestSandboxOverlayFails(t *testing.T) {
 	cs, err := changeset.Open(dir)
 	require.NoError(t, err)
 	require.NoError(t, cs.Discard())
-	require.NoError(t, os.MkdirAll(cs.UpperDir(), 0o755))
-	require.NoError(t, os.WriteFile(cs.WorkDir(), nil, 0o600)) // no work directory
+	r := cs.Roots()[0]
+	require.NoError(t, os.MkdirAll(r.Upper, 0o755))
+	require.NoError(t, os.WriteFile(r.Work, nil, 0o600)) // no work directory
 	before := snapshot(t, ws)
 
 	err = sb.Command(context.Background(), "sh", "-c", write).Run()
@@ -327,4 +328,132 @@ func overlayMounts(t *testing.T, token string) int {
 		}
 	}
 	return len(namespaces)
+}
+
+// extraRoot makes a writable directory outside the workspace.
+func extraRoot(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "extra")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "data"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "conf.toml"), []byte("x = 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data", "old"), []byte("old\n"), 0o644))
+	return dir
+}
+
+// rootsScript edits the workspace (the current directory) and the extra
+// root, and writes to a writable path that is not overlaid.
+func rootsScript(extra, direct string) string {
+	return fmt.Sprintf(`set -e
+echo new > new.txt
+echo more >> a.txt
+echo 'x = 2' > %[1]s/conf.toml
+rm %[1]s/data/old
+echo n > %[1]s/data/new
+echo d > %[2]s/direct
+`, extra, direct)
+}
+
+func TestSandboxChangesetRoots(t *testing.T) {
+	ws, extra, direct := workspace(t), extraRoot(t), t.TempDir()
+	dir := filepath.Join(t.TempDir(), "cs")
+	before := []map[string]string{snapshot(t, ws), snapshot(t, extra)}
+
+	// Without ChangesetPaths the extra root is written directly: the
+	// probe works.
+	plainWs, plainExtra := t.TempDir(), extraRoot(t)
+	require.NoError(t, os.CopyFS(plainWs, os.DirFS(ws)))
+	run(t, sandbox(t, corral.Config{Workspace: plainWs, WritablePaths: []string{plainExtra, direct}, Changeset: filepath.Join(t.TempDir(), "cs")}),
+		rootsScript(plainExtra, direct))
+	assert.NotEqual(t, before[1], snapshot(t, plainExtra))
+
+	cfg := corral.Config{Workspace: ws, WritablePaths: []string{extra, direct}, ChangesetPaths: []string{extra}, Changeset: dir}
+	run(t, sandbox(t, cfg), rootsScript(extra, direct))
+	assert.Equal(t, before, []map[string]string{snapshot(t, ws), snapshot(t, extra)}, "both roots untouched")
+	_, err := os.Stat(filepath.Join(direct, "direct"))
+	assert.NoError(t, err, "a writable path not overlaid is written directly")
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{ws, extra}, cs.RootPaths())
+	changes, err := cs.List()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"M a.txt", "A new.txt", "M conf.toml", "A data/new", "D data/old"}, summaries(changes))
+	var diff bytes.Buffer
+	require.NoError(t, cs.Diff(&diff))
+	assert.Contains(t, diff.String(), "+++ b"+extra+"/conf.toml\n")
+	assert.Contains(t, diff.String(), "+++ b"+ws+"/new.txt\n")
+
+	// A second sandbox on the changeset sees both roots' changes and adds
+	// to them.
+	out := run(t, sandbox(t, cfg), fmt.Sprintf("cat new.txt %[1]s/conf.toml; test ! -e %[1]s/data/old && echo gone; echo again >> %[1]s/data/new", extra))
+	assert.Equal(t, "new\nx = 2\ngone\n", out)
+
+	var archive bytes.Buffer
+	require.NoError(t, cs.Export(&archive))
+
+	// A conflict in the second root keeps the first root's changes out too.
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, os.WriteFile(filepath.Join(extra, "conf.toml"), []byte("x = 9\n"), 0o644))
+	hostEdited := []map[string]string{snapshot(t, ws), snapshot(t, extra)}
+	_, err = cs.Apply(changeset.ApplyOptions{})
+	var ce *changeset.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, []changeset.Conflict{{Root: extra, Path: "conf.toml", Reason: "changed on the host"}}, ce.Conflicts)
+	assert.Equal(t, hostEdited, []map[string]string{snapshot(t, ws), snapshot(t, extra)}, "nothing applied")
+
+	res, err := cs.Apply(changeset.ApplyOptions{Force: true})
+	require.NoError(t, err)
+	assert.Len(t, res.Applied, len(changes))
+	applied := []map[string]string{snapshot(t, ws), snapshot(t, extra)}
+	assert.Equal(t, "-rw-r--r-- n\nagain\n", applied[1]["data/new"])
+	_, gone := applied[1]["data/old"]
+	assert.False(t, gone)
+
+	// The archive replays both roots on copies of the originals.
+	copies := []string{workspace(t), extraRoot(t)}
+	imported, err := changeset.Import(filepath.Join(t.TempDir(), "imported"), copies[0], &archive,
+		changeset.ImportOptions{Roots: map[string]string{extra: copies[1]}})
+	require.NoError(t, err)
+	_, err = imported.Apply(changeset.ApplyOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, applied, []map[string]string{snapshot(t, copies[0]), snapshot(t, copies[1])})
+}
+
+func TestSandboxChangesetRootsConfig(t *testing.T) {
+	ws, extra, other := workspace(t), extraRoot(t), t.TempDir()
+	inside := filepath.Join(ws, "d")
+	file := filepath.Join(other, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	withExtra := filepath.Join(t.TempDir(), "with-extra")
+	_, err := changeset.Create(withExtra, ws, extra)
+	require.NoError(t, err)
+	wsOnly := filepath.Join(t.TempDir(), "ws-only")
+	_, err = changeset.Create(wsOnly, ws)
+	require.NoError(t, err)
+	cs := filepath.Join(t.TempDir(), "cs")
+	tests := []struct {
+		name string
+		cfg  corral.Config
+		want string
+	}{
+		{"not writable", corral.Config{Workspace: ws, Changeset: cs, ChangesetPaths: []string{extra}}, "not one of WritablePaths"},
+		{"no changeset", corral.Config{Workspace: ws, WritablePaths: []string{extra}, ChangesetPaths: []string{extra}}, "needs Changeset"},
+		{"inside the workspace", corral.Config{Workspace: ws, Changeset: cs, WritablePaths: []string{inside}, ChangesetPaths: []string{inside}}, "lies inside the workspace"},
+		{"around the workspace", corral.Config{Workspace: ws, Changeset: cs, WritablePaths: []string{filepath.Dir(ws)}, ChangesetPaths: []string{filepath.Dir(ws)}}, "contains the workspace"},
+		{"a file", corral.Config{Workspace: ws, Changeset: cs, WritablePaths: []string{file}, ChangesetPaths: []string{file}}, "not a directory"},
+		{"missing", corral.Config{Workspace: ws, Changeset: cs, WritablePaths: []string{extra}, ChangesetPaths: []string{filepath.Join(other, "nope")}}, "does not exist"},
+		{"changeset began with another root", corral.Config{Workspace: ws, Changeset: withExtra}, "records changes to " + ws + ", " + extra + ", not to " + ws},
+		{"changeset began without it", corral.Config{Workspace: ws, Changeset: wsOnly, WritablePaths: []string{extra}, ChangesetPaths: []string{extra}}, "a changeset keeps the directories it began with"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := corral.New(tt.cfg)
+			var ce *corral.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "ChangesetPaths", ce.Field)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = os.Stat(cs)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "no changeset made")
+		})
+	}
 }

@@ -47,6 +47,10 @@ type Sandbox struct {
 	// Changeset, when set, keeps the commands' workspace writes in this
 	// directory for review instead of the workspace (corral.Config.Changeset).
 	Changeset string
+	// ChangesetPaths are writable paths whose writes the changeset keeps
+	// too (corral.Config.ChangesetPaths): each must also be listed in
+	// WritablePaths, which corral.New checks.
+	ChangesetPaths []string
 }
 
 // Fallback says what happens when the host cannot give the sandbox that
@@ -109,5 +113,6 @@ func (s Sandbox) CorralConfig() corral.Config {
 		AllowUnixSockets: s.AllowUnixSockets,
 		AllowPtrace:      s.AllowPtrace,
 		Changeset:        s.Changeset,
+		ChangesetPaths:   slices.Clone(s.ChangesetPaths),
 	}
 }

@@ -17,6 +17,7 @@
 //	allow_unix_sockets = false  # true: commands may create unix sockets
 //	allow_ptrace = false        # true: commands may trace their own processes
 //	changeset = "changes/coder" # optional: workspace writes kept here for review
+//	changeset_paths = ["/srv/cache"] # writable paths whose writes it keeps too
 //
 // A table or key left out takes its default: mode "enabled", network
 // "host", fallback "fail", no workspace, no changeset, false switches,

@@ -35,9 +35,10 @@ type sandboxDoc struct {
 	Env           []string `toml:"env"`
 	AllowPlanting []string `toml:"allow_planting"`
 
-	AllowUnixSockets *bool   `toml:"allow_unix_sockets"`
-	AllowPtrace      *bool   `toml:"allow_ptrace"`
-	Changeset        *string `toml:"changeset"`
+	AllowUnixSockets *bool    `toml:"allow_unix_sockets"`
+	AllowPtrace      *bool    `toml:"allow_ptrace"`
+	Changeset        *string  `toml:"changeset"`
+	ChangesetPaths   []string `toml:"changeset_paths"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
@@ -60,6 +61,7 @@ var schema = map[string]string{
 	"agents[].sandbox.allow_unix_sockets": "a boolean",
 	"agents[].sandbox.allow_ptrace":       "a boolean",
 	"agents[].sandbox.changeset":          "a string",
+	"agents[].sandbox.changeset_paths":    "an array of strings",
 }
 
 // Load reads and validates the config file at path. Relative paths inside

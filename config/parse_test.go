@@ -81,6 +81,7 @@ allow_planting = [".git/hooks", ".envrc"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "/var/tmp/coder-changes"
+changeset_paths = ["/var/tmp/x"]
 `,
 			want: Sandbox{
 				Mode:          corral.ModeDisabled,
@@ -96,6 +97,7 @@ changeset = "/var/tmp/coder-changes"
 				AllowUnixSockets: true,
 				AllowPtrace:      true,
 				Changeset:        "/var/tmp/coder-changes",
+				ChangesetPaths:   []string{"/var/tmp/x"},
 			},
 		},
 		{
@@ -220,9 +222,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, sandbox`, 3},
 
 		// Types.
@@ -233,6 +235,8 @@ func TestParseErrors(t *testing.T) {
 		{"unix sockets string", head + "allow_unix_sockets = \"yes\"\n", `4: agents[0].sandbox.allow_unix_sockets: want a boolean, not a string`, 4},
 		{"ptrace integer", head + "allow_ptrace = 1\n", `4: agents[0].sandbox.allow_ptrace: want a boolean, not an integer`, 4},
 		{"changeset array", head + "changeset = [\"/cs\"]\n", `4: agents[0].sandbox.changeset: want a string, not an array`, 4},
+		{"changeset_paths string", head + "changeset_paths = \"/w\"\n", `4: agents[0].sandbox.changeset_paths: want an array of strings, not a string`, 4},
+		{"tilde changeset path", head + "changeset_paths = [\"~/w\"]\n", `4: agents[0].sandbox.changeset_paths[0]: "~/w": ~ is not expanded; write the full path`, 4},
 		{"env boolean", head + "env = true\n", `4: agents[0].sandbox.env: want an array of strings, not a boolean`, 4},
 		{"sandbox string", "[[agents]]\nid = \"a\"\nsandbox = \"on\"\n", `3: agents[0].sandbox: want a table, not a string`, 3},
 		{"agents integer", "agents = 5\n", `1: agents: want an array of tables, not an integer`, 1},
@@ -247,7 +251,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, workspace, writable_paths`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
@@ -332,6 +336,7 @@ allow_planting = [".git/hooks"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
+changeset_paths = ["/w"]
 `)
 	require.NoError(t, err)
 	s := cfg.Agents[0].Sandbox
@@ -350,6 +355,7 @@ changeset = "changes"
 		AllowUnixSockets: true,
 		AllowPtrace:      true,
 		Changeset:        "/etc/corral/changes",
+		ChangesetPaths:   []string{"/w"},
 	}, got)
 
 	// The lists are the caller's to extend without touching the shared Config.

@@ -123,8 +123,11 @@ func (r *resolver) locations(key string, d *sandboxDoc, s *Sandbox) (err error) 
 		return err
 	}
 	if d.Changeset != nil {
-		s.Changeset, err = r.path(key+".changeset", *d.Changeset)
+		if s.Changeset, err = r.path(key+".changeset", *d.Changeset); err != nil {
+			return err
+		}
 	}
+	s.ChangesetPaths, err = r.paths(key+".changeset_paths", d.ChangesetPaths)
 	return err
 }
 

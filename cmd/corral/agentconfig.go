@@ -15,7 +15,7 @@ const configHelp = `With --config FILE the sandbox starts from an agent's settin
 file; --agent ID picks the agent and may be left out when the file has only
 one. Flags given on the command line win: --workspace, --net, --fallback,
 --changeset and --allow-unix-sockets replace the file's values, --writable,
---read-only, --hide and --env add to its lists.
+--changeset-writable, --read-only, --hide and --env add to its lists.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2); a valid file whose paths cannot be used exits 125.`
 
@@ -66,6 +66,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	}
 	cfg.AllowPtrace = file.AllowPtrace
 	cfg.WritablePaths = append(file.WritablePaths, fromFlags.WritablePaths...)
+	cfg.ChangesetPaths = append(file.ChangesetPaths, fromFlags.ChangesetPaths...)
 	cfg.ReadOnlyPaths = append(file.ReadOnlyPaths, fromFlags.ReadOnlyPaths...)
 	cfg.HiddenPaths = append(file.HiddenPaths, fromFlags.HiddenPaths...)
 	cfg.Env = append(file.Env, fromFlags.Env...)

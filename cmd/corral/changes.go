@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,8 +18,10 @@ func newChangesCmd() *cobra.Command {
 		Use:   "changes",
 		Short: "List, diff, apply, discard or export a changeset",
 		Long: `A changeset holds what commands run with 'corral run --changeset DIR'
-wrote to the workspace; the workspace itself is untouched until the changes
-are applied.
+wrote to the workspace, and to the --changeset-writable paths; those
+directories are untouched until the changes are applied. With several
+directories, changes are listed under each, and diffs and archives name
+files by absolute path.
 
 Exit status: 0 on success; 1 when the changeset cannot be read or a change
 cannot be applied; 2 usage error.`,
@@ -47,9 +50,9 @@ func newChangesListCmd() *cobra.Command {
 				return writeJSON(cmd.OutOrStdout(), changes)
 			}
 			if len(changes) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "no changes to %s\n", cs.Lower())
+				fmt.Fprintf(cmd.ErrOrStderr(), "no changes to %s\n", rootsText(cs))
 			}
-			printChanges(cmd.OutOrStdout(), changes, "")
+			printChanges(cmd.OutOrStdout(), cs.RootPaths(), changes, "")
 			return nil
 		},
 	}
@@ -76,10 +79,11 @@ func newChangesApplyCmd() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "apply DIR",
-		Short: "Apply the changes to the real directory",
-		Long: `Apply the changes to the real directory, file by file, each replaced
-atomically. Nothing is applied when an original changed on the host since the
-changeset began, unless --force. The changeset stays, empty, for further runs.`,
+		Short: "Apply the changes to the real directories",
+		Long: `Apply the changes to the real directories, file by file, each replaced
+atomically. Nothing is applied, in any directory, when an original changed on
+the host since the changeset began, unless --force. The changeset stays,
+empty, for further runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := openChangeset(args[0])
@@ -89,7 +93,7 @@ changeset began, unless --force. The changeset stays, empty, for further runs.`,
 			res, err := cs.Apply(changeset.ApplyOptions{Force: force})
 			var ce *changeset.ConflictError
 			if errors.As(err, &ce) {
-				printConflicts(cmd.ErrOrStderr(), ce)
+				printConflicts(cmd.ErrOrStderr(), cs, ce)
 				return &exitError{code: 1}
 			}
 			if res != nil {
@@ -141,11 +145,20 @@ func newChangesExportCmd() *cobra.Command {
 
 func newChangesImportCmd() *cobra.Command {
 	var in, workspace string
+	var roots []string
 	cmd := &cobra.Command{
-		Use:   "import DIR -i FILE.tar [--workspace DIR]",
+		Use:   "import DIR -i FILE.tar [--workspace DIR] [--root FROM=TO]...",
 		Short: "Make a changeset from an exported archive, to review and apply here",
-		Args:  cobra.ExactArgs(1),
+		Long: `Make a changeset in DIR from an archive written by 'corral changes export',
+to list, diff and apply here. The archive's workspace stands for --workspace;
+its other directories (from --changeset-writable) stand for the same paths
+here unless --root maps them elsewhere.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := importOptions(roots)
+			if err != nil {
+				return err
+			}
 			r, err := openInput(cmd, in)
 			if err != nil {
 				return err
@@ -156,14 +169,32 @@ func newChangesImportCmd() *cobra.Command {
 					return failure(err)
 				}
 			}
-			_, err = changeset.Import(args[0], workspace, r)
+			_, err = changeset.Import(args[0], workspace, r, opts)
 			return failure(err)
 		},
 	}
 	cmd.Flags().StringVarP(&in, "input", "i", "", "read the archive from `FILE` (- for standard input)")
-	cmd.Flags().StringVar(&workspace, "workspace", "", "the directory the changes are for (default: the current directory)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the directory the workspace's changes are for (default: the current directory)")
+	cmd.Flags().StringArrayVar(&roots, "root", nil,
+		"the archive's directory `FROM=TO` (its path where exported) stands for TO here (repeatable)")
 	cmd.MarkFlagRequired("input")
 	return cmd
+}
+
+// importOptions reads the --root mappings.
+func importOptions(roots []string) (changeset.ImportOptions, error) {
+	opts := changeset.ImportOptions{Roots: map[string]string{}}
+	for _, m := range roots {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok || from == "" || to == "" {
+			return opts, usageError("--root %q: want FROM=TO", m)
+		}
+		if _, dup := opts.Roots[from]; dup {
+			return opts, usageError("--root %q: %s mapped twice", m, from)
+		}
+		opts.Roots[from] = to
+	}
+	return opts, nil
 }
 
 func openChangeset(dir string) (*changeset.Changeset, error) {

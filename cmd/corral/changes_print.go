@@ -3,16 +3,44 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/corralhq/corral/changeset"
 )
 
 // printChanges writes one line per change: status letter, path, sizes.
-func printChanges(w io.Writer, changes []changeset.Change, indent string) {
-	for _, ch := range changes {
-		fmt.Fprintf(w, "%s%s%s\n", indent, ch, sizeNote(ch))
+func printChanges(w io.Writer, roots []string, changes []changeset.Change, indent string) {
+	byRoot(w, roots, indent, changes, func(ch changeset.Change) string { return ch.Root },
+		func(ch changeset.Change) string { return ch.String() + sizeNote(ch) })
+}
+
+// byRoot writes a line per item, paths relative to their root. Like ls
+// given several directories, it heads each root's lines with the root when
+// the changeset has several; with one, the caller's heading names it.
+func byRoot[T any](w io.Writer, roots []string, indent string, items []T, rootOf func(T) string, line func(T) string) {
+	if len(roots) == 1 {
+		for _, it := range items {
+			fmt.Fprintf(w, "%s%s\n", indent, line(it))
+		}
+		return
+	}
+	for _, r := range roots {
+		head := false
+		for _, it := range items {
+			if rootOf(it) != r {
+				continue
+			}
+			if !head {
+				fmt.Fprintf(w, "%s%s:\n", indent, r)
+				head = true
+			}
+			fmt.Fprintf(w, "%s  %s\n", indent, line(it))
+		}
 	}
 }
+
+// rootsText names the changeset's roots for a heading.
+func rootsText(cs *changeset.Changeset) string { return strings.Join(cs.RootPaths(), ", ") }
 
 func sizeNote(ch changeset.Change) string {
 	if ch.Status == changeset.Deleted {
@@ -53,18 +81,18 @@ func bytesText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func printConflicts(w io.Writer, ce *changeset.ConflictError) {
-	fmt.Fprintf(w, "corral: nothing applied: %d original(s) changed on the host since the changeset began:\n", len(ce.Conflicts))
-	for _, c := range ce.Conflicts {
-		fmt.Fprintf(w, "  %s (%s)\n", c.Path, c.Reason)
-	}
+func printConflicts(w io.Writer, cs *changeset.Changeset, ce *changeset.ConflictError) {
+	fmt.Fprintf(w, "corral: nothing applied: %d original(s) in %s changed on the host since the changeset began:\n",
+		len(ce.Conflicts), rootsText(cs))
+	byRoot(w, cs.RootPaths(), "  ", ce.Conflicts, func(c changeset.Conflict) string { return c.Root },
+		func(c changeset.Conflict) string { return c.Path + " (" + c.Reason + ")" })
 }
 
 func printApplied(w io.Writer, cs *changeset.Changeset, res *changeset.Result) {
-	fmt.Fprintf(w, "applied %d change(s) to %s\n", len(res.Applied), cs.Lower())
-	printChanges(w, res.Applied, "  ")
+	fmt.Fprintf(w, "applied %d change(s) to %s\n", len(res.Applied), rootsText(cs))
+	printChanges(w, cs.RootPaths(), res.Applied, "  ")
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped %d special file(s) (sockets, fifos, devices):\n", len(res.Skipped))
-		printChanges(w, res.Skipped, "  ")
+		printChanges(w, cs.RootPaths(), res.Skipped, "  ")
 	}
 }

@@ -53,7 +53,7 @@ func pending(t *testing.T) (ws, dir string) {
 	dir = filepath.Join(base, "cs")
 	cs, err := changeset.Create(dir, ws)
 	require.NoError(t, err)
-	up := cs.UpperDir()
+	up := cs.Roots()[0].Upper
 	require.NoError(t, os.WriteFile(filepath.Join(up, "a.txt"), []byte("hello\nworld\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(up, "new"), []byte("n\n"), 0o644))
 	require.NoError(t, unix.Mknod(filepath.Join(up, "old"), unix.S_IFCHR, 0))
@@ -61,7 +61,7 @@ func pending(t *testing.T) (ws, dir string) {
 }
 
 func TestChangesList(t *testing.T) {
-	_, dir := pending(t)
+	ws, dir := pending(t)
 	out, _, code := corralCmd(t, "", "changes", "list", dir)
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "M a.txt (12 bytes, was 6 bytes)\nA new (2 bytes)\nD old (was 4 bytes)\n", out)
@@ -71,7 +71,7 @@ func TestChangesList(t *testing.T) {
 	var changes []changeset.Change
 	require.NoError(t, json.Unmarshal([]byte(out), &changes))
 	require.Len(t, changes, 3)
-	assert.Equal(t, changeset.Change{Path: "new", Status: changeset.Added, Type: changeset.File, Size: 2, Mode: 0o644}, changes[1])
+	assert.Equal(t, changeset.Change{Root: ws, Path: "new", Status: changeset.Added, Type: changeset.File, Size: 2, Mode: 0o644}, changes[1])
 }
 
 func TestChangesListEmptyJSON(t *testing.T) {
@@ -174,7 +174,7 @@ func TestProfileChangeset(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cs")
 	out, errOut, code := cli(t, ws, "profile", "--platform", "linux", "--changeset", dir, "--review")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "overlay  "+ws+" (changes in "+filepath.Join(dir, "upper")+")")
+	assert.Contains(t, out, "overlay  "+ws+" (changes in "+filepath.Join(dir, "roots", "0", "upper")+")")
 	assert.Contains(t, out, "  overlay          workspace writes kept in the changeset")
 	_, err := os.Stat(dir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "profile creates nothing")

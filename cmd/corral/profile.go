@@ -78,7 +78,7 @@ var linuxLayers = []layer{
 	{name: "pid namespace", what: "host processes invisible; everything ends with the command"},
 	{name: "net namespace", what: "loopback only, no route out (--net none)",
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
-	{name: "overlay", what: "workspace writes kept in the changeset (--changeset)",
+	{name: "overlay", what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
 		when: func(c corral.Config) bool { return c.Changeset != "" }},
 	{name: "landlock", what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
 	{name: "seccomp", what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
@@ -132,11 +132,20 @@ func tempDir() string {
 	return os.TempDir()
 }
 
-// changesetOverlay is the workspace's overlay when --changeset is given.
+// changesetOverlay are the overlays of the workspace and the
+// --changeset-writable paths when --changeset is given: where an existing
+// changeset keeps its changes, or where a new one would.
 func changesetOverlay(cfg corral.Config) []mounts.OverlayRoot {
 	if cfg.Changeset == "" {
 		return nil
 	}
-	upper, work := changeset.Dirs(cfg.Changeset)
-	return []mounts.OverlayRoot{{Path: cfg.Workspace, Upper: upper, Work: work}}
+	roots := changeset.Planned(cfg.Changeset, append([]string{cfg.Workspace}, cfg.ChangesetPaths...)...)
+	if cs, err := changeset.Open(cfg.Changeset); err == nil {
+		roots = cs.Roots()
+	}
+	var out []mounts.OverlayRoot
+	for _, r := range roots {
+		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
+	}
+	return out
 }

@@ -51,11 +51,11 @@ func review(in io.Reader, out io.Writer, dir string) error {
 		return err
 	}
 	if len(changes) == 0 {
-		fmt.Fprintf(out, "corral: no changes to %s\n", cs.Lower())
+		fmt.Fprintf(out, "corral: no changes to %s\n", rootsText(cs))
 		return cs.Discard()
 	}
-	fmt.Fprintf(out, "corral: %d change(s) to %s:\n", len(changes), cs.Lower())
-	printChanges(out, changes, "  ")
+	fmt.Fprintf(out, "corral: %d change(s) to %s:\n", len(changes), rootsText(cs))
+	printChanges(out, cs.RootPaths(), changes, "  ")
 	r := bufio.NewReader(in)
 	for {
 		fmt.Fprint(out, reviewPrompt)
@@ -90,7 +90,7 @@ func reviewApply(out io.Writer, cs *changeset.Changeset) (bool, error) {
 	res, err := cs.Apply(changeset.ApplyOptions{})
 	var ce *changeset.ConflictError
 	if errors.As(err, &ce) {
-		printConflicts(out, ce)
+		printConflicts(out, cs, ce)
 		return false, nil // still pending: save or discard instead
 	}
 	if err != nil {

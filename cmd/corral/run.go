@@ -28,7 +28,9 @@ type runFlags struct {
 	env       []string
 	timeout   time.Duration
 	changeset string
-	review    bool // run only: profile takes it so that command lines carry over
+	// changesetWritable are writable paths whose writes go to the changeset.
+	changesetWritable []string
+	review            bool // run only: profile takes it so that command lines carry over
 
 	fallback  string
 	unixSocks bool
@@ -49,6 +51,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
 	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
+	fl.StringArrayVar(&f.changesetWritable, "changeset-writable", nil,
+		"also make `PATH` writable, its changes kept in the changeset like the workspace's (repeatable; needs --changeset)")
 	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
 	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
@@ -105,12 +109,13 @@ func (f *runFlags) config() (corral.Config, error) {
 	}
 	return f.withConfigFile(corral.Config{
 		Workspace:        ws,
-		WritablePaths:    f.writable,
+		WritablePaths:    append(slices.Clone(f.writable), f.changesetWritable...),
 		ReadOnlyPaths:    f.readOnly,
 		HiddenPaths:      f.hidden,
 		Network:          corral.Network(f.network),
 		Env:              f.env,
 		Changeset:        f.changeset,
+		ChangesetPaths:   f.changesetWritable,
 		DirectSpawn:      true,
 		Fallback:         corral.Fallback(f.fallback),
 		AllowUnixSockets: f.unixSocks,
@@ -146,6 +151,8 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 				return &exitError{code: exitSetup, msg: err.Error()}
 			case f.review && cfg.Changeset == "":
 				return usageError("--review needs --changeset (or a changeset in --config)")
+			case len(f.changesetWritable) > 0 && cfg.Changeset == "":
+				return usageError("--changeset-writable needs --changeset (or a changeset in --config)")
 			}
 			err = runCommand(cfg, f.cwd, f.timeout, args)
 			if f.review {
