@@ -419,6 +419,31 @@ func TestSandboxChangesetRoots(t *testing.T) {
 	assert.Equal(t, applied, []map[string]string{snapshot(t, copies[0]), snapshot(t, copies[1])})
 }
 
+// TestSandboxOverlayFailsInSecondRoot proves that when the second root's
+// overlay cannot be mounted, the command does not start and the error names
+// that root: neither root is written directly.
+func TestSandboxOverlayFailsInSecondRoot(t *testing.T) {
+	ws, extra := workspace(t), extraRoot(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	sb := sandbox(t, corral.Config{Workspace: ws, WritablePaths: []string{extra}, ChangesetPaths: []string{extra}, Changeset: dir})
+	write := "echo leaked > a.txt; echo leaked > " + extra + "/conf.toml"
+	run(t, sb, write) // as made, both overlays mount and take the writes
+
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	r := cs.Roots()[1]
+	require.NoError(t, os.RemoveAll(r.Work))
+	require.NoError(t, os.WriteFile(r.Work, nil, 0o600)) // no work directory
+	before := []map[string]string{snapshot(t, ws), snapshot(t, extra)}
+
+	err = sb.Command(context.Background(), "sh", "-c", write).Run()
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "overlay", se.Layer)
+	assert.Equal(t, extra, se.Path)
+	assert.Equal(t, before, []map[string]string{snapshot(t, ws), snapshot(t, extra)})
+}
+
 func TestSandboxChangesetRootsConfig(t *testing.T) {
 	ws, extra, other := workspace(t), extraRoot(t), t.TempDir()
 	inside := filepath.Join(ws, "d")

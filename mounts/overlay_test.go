@@ -26,6 +26,24 @@ func TestBuildOverlay(t *testing.T) {
 	}, got, "no bind of /home/u/ws/sub: writes there must go through the overlay")
 }
 
+// TestBuildOverlays mounts a changeset's roots beyond the workspace: each
+// overlaid root is an overlay, and a writable path inside any of them gets
+// no bind, while one outside them all is bound as usual.
+func TestBuildOverlays(t *testing.T) {
+	in := Input{
+		Writable: []string{"/home/u/ws", "/srv/data", "/srv/data/inner", "/var/cache/x"},
+		Overlays: []OverlayRoot{
+			{Path: "/home/u/ws", Upper: "/cs/roots/0/upper", Work: "/cs/roots/0/work"},
+			{Path: "/srv/data", Upper: "/cs/roots/1/upper", Work: "/cs/roots/1/work"},
+		},
+	}
+	assert.Equal(t, []Mount{
+		{Kind: Overlay, Path: "/srv/data", Upper: "/cs/roots/1/upper", Work: "/cs/roots/1/work"},
+		{Kind: Bind, Path: "/var/cache/x"},
+		{Kind: Overlay, Path: "/home/u/ws", Upper: "/cs/roots/0/upper", Work: "/cs/roots/0/work"},
+	}, Build(in).Mounts[4:])
+}
+
 func TestBuildWithoutOverlay(t *testing.T) {
 	got := Build(Input{Writable: []string{"/ws", "/ws/sub"}}).Mounts[4:]
 	assert.Equal(t, []Mount{{Kind: Bind, Path: "/ws"}, {Kind: Bind, Path: "/ws/sub"}}, got)

@@ -22,8 +22,9 @@ type Options struct {
 	Hidden    []string
 	Protected []string // names relative to each writable root
 	NetNone   bool
-	// Overlays are writable roots (the workspace, for a changeset) mounted
-	// as overlayfs so that writes land in an upper directory instead.
+	// Overlays are writable roots (a changeset's: the workspace and any
+	// further writable directories it keeps) mounted as overlayfs so that
+	// writes land in an upper directory instead.
 	Overlays []mounts.OverlayRoot
 	// Direct clones sandboxes from the calling process instead of a spawner,
 	// and keeps none built ahead. It saves starting the spawner and suits

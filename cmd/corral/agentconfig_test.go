@@ -28,6 +28,7 @@ allow_planting = [".git/hooks"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
+changeset_paths = ["/file/w"]
 
 [[agents]]
 id = "plain"
@@ -72,6 +73,7 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.True(t, c.AllowUnixSockets)
 			assert.True(t, c.AllowPtrace)
 			assert.Equal(t, filepath.Join(dir, "changes"), c.Changeset)
+			assert.Equal(t, []string{"/file/w"}, c.ChangesetPaths)
 			assert.True(t, c.DirectSpawn, "settings the file cannot hold come from the command line")
 			assert.NotNil(t, c.Logf)
 		}},
@@ -91,6 +93,11 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, []string{"/file/r", "/flag/r"}, c.ReadOnlyPaths)
 			assert.Equal(t, []string{"/file/h", "/flag/h"}, c.HiddenPaths)
 			assert.Equal(t, []string{"FROM_FILE=1", "FROM_FILE=2"}, c.Env, "the flag comes last, so its value wins")
+		}},
+		{"changeset-writable adds a writable path and an overlaid one", []string{"--config", path, "--agent", "coder",
+			"--changeset-writable", "/flag/c"}, func(t *testing.T, c corral.Config) {
+			assert.Equal(t, []string{"/file/w", "/flag/c"}, c.WritablePaths)
+			assert.Equal(t, []string{"/file/w", "/flag/c"}, c.ChangesetPaths)
 		}},
 		{"defaults of a bare agent", []string{"--config", path, "--agent", "plain"}, func(t *testing.T, c corral.Config) {
 			assert.Equal(t, wd, c.Workspace, "no workspace in the file: the current directory")

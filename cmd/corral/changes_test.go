@@ -157,6 +157,8 @@ func TestChangesErrors(t *testing.T) {
 		{"discard refuses a plain directory", []string{"changes", "discard", notCs}, 1, "not a changeset"},
 		{"unknown subcommand", []string{"changes", "lsit", notCs}, exitUsage, `unknown command "lsit" for "corral changes"`},
 		{"review without changeset", []string{"run", "--review", "--", "true"}, exitUsage, "--review needs --changeset"},
+		{"changeset-writable without changeset", []string{"run", "--changeset-writable", notCs, "--", "true"}, exitUsage, "--changeset-writable needs --changeset"},
+		{"import with a bad --root", []string{"changes", "import", notCs, "-i", "-", "--root", "/a"}, exitUsage, `--root "/a": want FROM=TO`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,4 +184,104 @@ func TestProfileChangeset(t *testing.T) {
 	_, errOut, code = cli(t, ws, "profile", "--platform", "darwin", "--changeset", dir)
 	assert.Equal(t, exitSetup, code)
 	assertOneLine(t, errOut, "--changeset needs overlayfs")
+}
+
+// pendingRoots makes a changeset over a workspace and a second directory
+// with a change in each, as a sandbox would leave it.
+func pendingRoots(t *testing.T) (ws, extra, dir string) {
+	t.Helper()
+	base := t.TempDir()
+	ws, extra = filepath.Join(base, "ws"), filepath.Join(base, "extra")
+	for _, d := range []string{ws, extra} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "a.txt"), []byte("hello\n"), 0o644))
+	}
+	dir = filepath.Join(base, "cs")
+	cs, err := changeset.Create(dir, ws, extra)
+	require.NoError(t, err)
+	roots := cs.Roots()
+	require.NoError(t, os.WriteFile(filepath.Join(roots[0].Upper, "new"), []byte("n\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(roots[1].Upper, "a.txt"), []byte("hello\nworld\n"), 0o644))
+	return ws, extra, dir
+}
+
+func TestChangesRoots(t *testing.T) {
+	ws, extra, dir := pendingRoots(t)
+	out, _, code := corralCmd(t, "", "changes", "list", dir)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, ws+":\n  A new (2 bytes)\n"+extra+":\n  M a.txt (12 bytes, was 6 bytes)\n", out, "each root heads its changes")
+
+	out, _, code = corralCmd(t, "", "changes", "diff", dir)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "--- a"+extra+"/a.txt\n+++ b"+extra+"/a.txt\n")
+	assert.Contains(t, out, "+++ b"+ws+"/new\n")
+
+	tarball := filepath.Join(t.TempDir(), "changes.tar")
+	_, _, code = corralCmd(t, "", "changes", "export", dir, "-o", tarball)
+	require.Equal(t, 0, code)
+
+	// A conflict in the second root: nothing applied, the file named under
+	// its root.
+	require.NoError(t, os.WriteFile(filepath.Join(extra, "a.txt"), []byte("host\n"), 0o644))
+	_, errOut, code := corralCmd(t, "", "changes", "apply", dir)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "nothing applied: 1 original(s) in "+ws+", "+extra+" changed")
+	assert.Contains(t, errOut, "  "+extra+":\n    a.txt (changed on the host)\n")
+	_, err := os.Stat(filepath.Join(ws, "new"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the first root is untouched too")
+
+	// The archive replays elsewhere, its second root mapped by --root.
+	copies := []string{filepath.Join(t.TempDir(), "ws"), filepath.Join(t.TempDir(), "extra")}
+	for _, d := range copies {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "a.txt"), []byte("hello\n"), 0o644))
+	}
+	imported := filepath.Join(t.TempDir(), "imported")
+	_, errOut, code = corralCmd(t, "", "changes", "import", imported, "-i", tarball, "--workspace", copies[0], "--root", extra+"="+copies[1])
+	require.Equal(t, 0, code, errOut)
+	out, _, code = corralCmd(t, "", "changes", "apply", imported)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "applied 2 change(s) to "+copies[0]+", "+copies[1]+"\n  "+copies[0]+":\n    A new (2 bytes)\n  "+
+		copies[1]+":\n    M a.txt (12 bytes, was 6 bytes)\n", out)
+	b, err := os.ReadFile(filepath.Join(copies[1], "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\nworld\n", string(b))
+
+	_, errOut, code = corralCmd(t, "", "changes", "import", filepath.Join(t.TempDir(), "cs"), "-i", tarball,
+		"--workspace", copies[0], "--root", "/elsewhere="+copies[1])
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no directory /elsewhere to map")
+}
+
+func TestRunChangesetWritable(t *testing.T) {
+	ws, extra := workspace(t), workspace(t)
+	require.NoError(t, os.WriteFile(filepath.Join(extra, "conf"), []byte("1\n"), 0o644))
+	dir := filepath.Join(t.TempDir(), "cs")
+	_, errOut, code := cli(t, ws, "run", "--changeset", dir, "--changeset-writable", extra, "--",
+		"sh", "-c", "echo w > in-ws && echo 2 > "+extra+"/conf")
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(filepath.Join(extra, "conf"))
+	require.NoError(t, err)
+	assert.Equal(t, "1\n", string(b), "the extra root is untouched")
+
+	out, _, code := corralCmd(t, "", "changes", "list", dir)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, ws+":\n  A in-ws (2 bytes)\n"+extra+":\n  M conf (2 bytes, was 2 bytes)\n", out)
+
+	// A later run must name the same directories.
+	_, errOut, code = cli(t, ws, "run", "--changeset", dir, "--", "true")
+	assert.Equal(t, exitSetup, code)
+	assertOneLine(t, errOut, "a changeset keeps the directories it began with")
+	out, errOut, code = cli(t, ws, "run", "--changeset", dir, "--changeset-writable", extra, "--", "cat", extra+"/conf")
+	assert.Equal(t, 0, code, errOut)
+	assert.Equal(t, "2\n", out, "the second run continues the changeset in both roots")
+}
+
+func TestProfileChangesetWritable(t *testing.T) {
+	ws, extra := workspace(t), workspace(t)
+	dir := filepath.Join(t.TempDir(), "cs")
+	out, errOut, code := cli(t, ws, "profile", "--platform", "linux", "--changeset", dir, "--changeset-writable", extra)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "overlay  "+ws+" (changes in "+filepath.Join(dir, "roots", "0", "upper")+")")
+	assert.Contains(t, out, "overlay  "+extra+" (changes in "+filepath.Join(dir, "roots", "1", "upper")+")")
 }

@@ -71,3 +71,16 @@ func TestReviewNoChanges(t *testing.T) {
 	require.NoError(t, review(strings.NewReader(""), &out, dir))
 	assert.Equal(t, "corral: no changes to "+ws+"\n", out.String())
 }
+
+func TestReviewRoots(t *testing.T) {
+	ws, extra, dir := pendingRoots(t)
+	var out bytes.Buffer
+	require.NoError(t, review(strings.NewReader("a\n"), &out, dir))
+	assert.Contains(t, out.String(), "corral: 2 change(s) to "+ws+", "+extra+":\n  "+ws+":\n    A new (2 bytes)\n  "+extra+":\n    M a.txt")
+	assert.Contains(t, out.String(), "applied 2 change(s)")
+	b, err := os.ReadFile(filepath.Join(extra, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\nworld\n", string(b))
+	_, err = os.Stat(filepath.Join(ws, "new"))
+	assert.NoError(t, err)
+}
