@@ -1,28 +1,40 @@
-// Package changeset keeps what sandboxed commands write to a directory apart
-// from the directory itself, so that the writes can be reviewed, applied or
-// thrown away later. It handles files only: mounting is the sandbox's job
-// (see corral.Config.Changeset), and nothing here starts a process.
+// Package changeset keeps what sandboxed commands write to directories apart
+// from the directories themselves, so that the writes can be reviewed,
+// applied or thrown away later. It handles files only: mounting is the
+// sandbox's job (see corral.Config.Changeset and ChangesetPaths), and
+// nothing here starts a process.
 //
-// A changeset directory holds the upper and work directories of an overlayfs
-// mount whose lower layer is the real directory. While a sandbox runs, its
-// writes land in the upper directory and the real files stay untouched; a
-// later sandbox given the same changeset sees the earlier changes and adds to
-// them.
+// A changeset records changes to one or more real directories, its roots:
+// the workspace first, then any further writable directories the sandbox
+// keeps in it. For each root it holds the upper and work directories of an
+// overlayfs mount whose lower layer is the real directory. While a sandbox
+// runs, its writes land in the upper directories and the real files stay
+// untouched; a later sandbox given the same changeset sees the earlier
+// changes in every root and adds to them.
 //
 //	cs, err := changeset.Open("/var/tmp/review-42")
 //	if err != nil {
 //		return err
 //	}
-//	changes, err := cs.List()    // added, modified, deleted, replaced
+//	changes, err := cs.List()    // added, modified, deleted, replaced, root by root
 //	err = cs.Diff(os.Stdout)     // a unified diff against the originals
 //	res, err := cs.Apply(changeset.ApplyOptions{})
 //
+// A [Change] names its root (Root, an absolute path) and its path relative
+// to it (Path); [Change.RealPath] joins them.
+//
 // # Layout
 //
-//	DIR/changeset.json  format version, the real directory, creation time
-//	DIR/baseline.json   a fingerprint of every entry of the real directory
-//	DIR/upper/          overlayfs upper directory: what changed
-//	DIR/work/           overlayfs work directory: scratch space of the kernel
+//	DIR/changeset.json           format version 2, the roots, creation time
+//	DIR/roots/N/baseline.json    a fingerprint of every entry of root N
+//	DIR/roots/N/upper/           overlayfs upper directory: what changed
+//	DIR/roots/N/work/            overlayfs work directory: scratch space of the kernel
+//
+// Roots are numbered from 0 in the order given to [Create], the workspace
+// first. No root may lie inside another, and the changeset directory lies
+// outside all of them. A changeset of format version 1, which had one root
+// and kept baseline.json, upper/ and work/ in DIR itself, is read in place
+// as a changeset of one root.
 //
 // # Reading the upper directory
 //
@@ -37,44 +49,53 @@
 //
 // # Conflicts
 //
-// [Create] records a fingerprint of every entry of the real directory: type,
-// size, permissions, modification and change time, inode number. It costs a
-// walk with one lstat per entry and about 100 bytes of baseline.json per
-// entry: for a tree of 10,000 files, some tens of milliseconds and a
-// megabyte. No content is hashed, so even huge trees start quickly; the change
-// time, which no program can set, catches an edit that restores size and
-// mtime. [Changeset.Apply] compares every original it is about to touch with
-// its fingerprint and refuses, naming the files and applying nothing, when
-// one changed, appeared or disappeared since the changeset began; a file that
-// already holds exactly the new content is not a conflict, which lets an
-// interrupted apply run again.
+// [Create] records a fingerprint of every entry of each root: type, size,
+// permissions, modification and change time, inode number. It costs a walk
+// with one lstat per entry and about 100 bytes of baseline.json per entry:
+// for a tree of 10,000 files, some tens of milliseconds and a megabyte. No
+// content is hashed, so even huge trees start quickly; the change time,
+// which no program can set, catches an edit that restores size and mtime.
+// [Changeset.Apply] compares every original it is about to touch, in every
+// root, with its fingerprint and refuses, naming the files and applying
+// nothing in any root, when one changed, appeared or disappeared since the
+// changeset began; a file that already holds exactly the new content is not
+// a conflict, which lets an interrupted apply run again.
 //
 // # Applying
 //
-// Apply writes file by file: each new file is written to a temporary file in
-// the same directory and renamed over the original, so an interruption leaves
-// every file either old or new. Deletions go first, then new and changed
-// entries parents first, then directory permissions. Every path is resolved
-// through an [os.Root] of the real directory, so no symlink, old or new, can
-// redirect a write outside it. Permission bits and modification times are
-// kept; setuid and setgid bits are not applied, so that a sandboxed command
-// cannot plant a privileged executable. After a complete apply the upper
-// directory is emptied and the baseline updated: the changeset goes on, empty,
-// over the new originals.
+// Apply writes root by root, file by file: each new file is written to a
+// temporary file in the same directory and renamed over the original, so an
+// interruption leaves every file either old or new. Within a root,
+// deletions go first, then new and changed entries parents first, then
+// directory permissions. Every path is resolved through an [os.Root] of its
+// real directory, so no symlink, old or new, can redirect a write outside
+// it. Permission bits and modification times are kept; setuid and setgid
+// bits are not applied, so that a sandboxed command cannot plant a
+// privileged executable. Once a root is applied its upper directory is
+// emptied and its baseline updated: the changeset goes on, empty, over the
+// new originals.
 //
 // # Export
 //
 // [Changeset.Export] writes the changes as a tar archive in the layer format
 // of OCI images: new and changed entries as themselves, a deleted path as an
 // empty file named .wh.NAME beside it, a directory that replaced the
-// original one holding an empty .wh..wh..opq. [Import] turns such an archive back
-// into a changeset over another directory, where it can be listed, diffed and
-// applied with the same conflict checks.
+// original one holding an empty .wh..wh..opq. With one root, names are
+// relative to it: the archive is a layer over that directory. With several,
+// names are absolute paths without the leading slash (home/me/proj/main.go):
+// a layer over /. [Changeset.Diff] names files the same way. The archive
+// starts with a PAX global header whose record CORRAL.roots lists the roots
+// as a JSON array; tar programs skip it. [Import] turns such an archive
+// back into a changeset over other directories, where it can be listed,
+// diffed and applied with the same conflict checks: the first root stands
+// for the directory given, the others for the directories
+// [ImportOptions].Roots maps them to, or their own paths.
 //
 // # Limitations
 //
-//   - One directory per changeset; writable paths outside it are written
-//     directly.
+//   - Only the roots are kept apart: writable paths outside them are written
+//     directly. A changeset keeps the roots it began with; a sandbox that
+//     would overlay other ones is refused.
 //   - Two running sandboxes cannot share a changeset: overlayfs does not
 //     support two mounts of one upper directory, so [Changeset.Lock] fails
 //     with [ErrInUse] instead.
