@@ -176,7 +176,7 @@ here unless --root maps them elsewhere.`,
 	cmd.Flags().StringVarP(&in, "input", "i", "", "read the archive from `FILE` (- for standard input)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the directory the workspace's changes are for (default: the current directory)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil,
-		"the archive's directory `FROM=TO` (its path where exported) stands for TO here (repeatable)")
+		"map the archive's directory FROM (its path where exported) to TO here, given as `FROM=TO` (repeatable)")
 	cmd.MarkFlagRequired("input")
 	return cmd
 }
