@@ -25,7 +25,7 @@ func (f *runFlags) registerConfig(cmd *cobra.Command) {
 	f.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&f.configFile, "config", "",
-		"start from an agent's sandbox in the TOML `FILE`: --workspace and --net given here replace its values, --writable, --read-only, --hide and --env add to them")
+		"start from an agent's sandbox in the TOML `FILE`: --workspace and --net given here replace its values, --writable, --changeset-writable, --read-only, --hide and --env add to them")
 	fl.StringVar(&f.agent, "agent", "", "the `ID` of the [[agents]] entry to use from --config (optional when the file has one agent)")
 }
 
