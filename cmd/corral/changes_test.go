@@ -254,6 +254,7 @@ func TestChangesRoots(t *testing.T) {
 }
 
 func TestRunChangesetWritable(t *testing.T) {
+	needsSandbox(t)
 	ws, extra := workspace(t), workspace(t)
 	require.NoError(t, os.WriteFile(filepath.Join(extra, "conf"), []byte("1\n"), 0o644))
 	dir := filepath.Join(t.TempDir(), "cs")
