@@ -51,6 +51,9 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}
+	if err := f.needsChangeset(cfg); err != nil {
+		return err
+	}
 	if cfg, err = cfg.Resolved(); err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}

@@ -82,6 +82,18 @@ func (f *runFlags) validate() error {
 // validatePaths refuses empty path values. An empty --workspace in
 // particular must not quietly become the current directory: that is how an
 // unset variable in a script would make the wrong directory writable.
+// needsChangeset refuses the flags that only make sense with a changeset
+// when cfg (flags and config file together) has none.
+func (f *runFlags) needsChangeset(cfg corral.Config) error {
+	switch {
+	case f.review && cfg.Changeset == "":
+		return usageError("--review needs --changeset (or a changeset in --config)")
+	case len(f.changesetWritable) > 0 && cfg.Changeset == "":
+		return usageError("--changeset-writable needs --changeset (or a changeset in --config)")
+	}
+	return nil
+}
+
 func (f *runFlags) validatePaths() error {
 	if f.given("workspace") && f.workspace == "" {
 		return usageError("--workspace: empty path")
@@ -149,10 +161,9 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 				return err
 			case err != nil:
 				return &exitError{code: exitSetup, msg: err.Error()}
-			case f.review && cfg.Changeset == "":
-				return usageError("--review needs --changeset (or a changeset in --config)")
-			case len(f.changesetWritable) > 0 && cfg.Changeset == "":
-				return usageError("--changeset-writable needs --changeset (or a changeset in --config)")
+			}
+			if err := f.needsChangeset(cfg); err != nil {
+				return err
 			}
 			err = runCommand(cfg, f.cwd, f.timeout, args)
 			if f.review {
