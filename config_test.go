@@ -79,3 +79,12 @@ func TestProcessStateStrings(t *testing.T) {
 	assert.True(t, (&ProcessState{status: 0}).Success())
 	assert.Equal(t, -1, (*ProcessState)(nil).ExitCode())
 }
+
+func TestNewWithoutInit(t *testing.T) {
+	initCalled.Store(false)
+	defer initCalled.Store(true)
+	_, err := New(Config{Workspace: t.TempDir()})
+	require.ErrorIs(t, err, ErrNoInit)
+	_, err = New(Config{Mode: ModeDisabled})
+	assert.NoError(t, err, "a disabled sandbox re-executes nothing")
+}

@@ -1,6 +1,11 @@
 package corral
 
-import "github.com/corralhq/corral/reexec"
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/corralhq/corral/reexec"
+)
 
 // Init must be the first call in main of every program that uses corral: the
 // library re-executes the program's own binary to build sandboxes, and Init is
@@ -15,6 +20,15 @@ import "github.com/corralhq/corral/reexec"
 //		// the program proper
 //	}
 func Init() bool {
+	initCalled.Store(true)
 	registerEntrypoints()
 	return reexec.Dispatch()
 }
+
+// initCalled guards against a program that never calls Init: its
+// re-executed copies would run the program itself instead of building
+// sandboxes, and every spawn would hang or multiply.
+var initCalled atomic.Bool
+
+// ErrNoInit is returned by New when Init was not called first in main.
+var ErrNoInit = errors.New("corral.Init was not called first in main (see the package documentation)")

@@ -36,6 +36,9 @@ func New(cfg Config) (*Sandbox, error) {
 		sb.backend = &directBackend{workspace: s.Workspace}
 		return sb, nil
 	}
+	if !initCalled.Load() {
+		return nil, ErrNoInit
+	}
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
 	}
