@@ -33,6 +33,15 @@ func initMain([]string) int {
 	// Privileges are dropped on this thread only, and the command inherits
 	// them from it: keep the goroutine here.
 	runtime.LockOSThread()
+	// Subscribing to signals starts a runtime thread, which takes as long as
+	// building the sandbox: let it happen on another core meanwhile.
+	// Signals that arrive before the command exists wait in the channel.
+	subscribed := make(chan chan os.Signal, 1)
+	go func() {
+		signals := make(chan os.Signal, 16)
+		signal.Notify(signals, forwarded...)
+		subscribed <- signals
+	}()
 	conn, err := fileConn(os.NewFile(initFd, "corral-init"))
 	var s setup
 	if err == nil {
@@ -51,9 +60,7 @@ func initMain([]string) int {
 		send(conn, reply{Fail: failureOf("privileges", "", err)})
 		return 125
 	}
-	// Signals that arrive before the command exists wait here for it.
-	signals := make(chan os.Signal, 16)
-	signal.Notify(signals, forwarded...)
+	signals := <-subscribed
 	if err := send(conn, reply{Ready: true}); err != nil {
 		return 125
 	}
