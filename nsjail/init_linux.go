@@ -2,6 +2,7 @@ package nsjail
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -48,7 +49,11 @@ func initMain([]string) int {
 		_, err = recv(conn, &s)
 	}
 	if err != nil {
-		os.Stderr.WriteString("corral: " + InitName + " is started by corral itself, not by hand\n")
+		// A caller that went away before sending the setup (a process
+		// exiting while a sandbox was being built ahead) is no news.
+		if !errors.Is(err, io.EOF) {
+			os.Stderr.WriteString("corral: " + InitName + " is started by corral itself, not by hand\n")
+		}
 		return 125
 	}
 	defer cleanUp(&s)
