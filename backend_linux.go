@@ -61,6 +61,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Protected: protectedNames(s.AllowPlanting),
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
+		Ahead:     s.Ahead,
 		Overlays:  overlays(s),
 		Bare:      bare,
 	}

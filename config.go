@@ -90,6 +90,11 @@ type Config struct {
 	// programs with small heaps such as the corral CLI; a long-lived caller
 	// with a large heap pays a full copy of its page tables per spawn.
 	DirectSpawn bool
+	// Ahead is how many sandboxes New keeps built ahead of time, waiting for
+	// commands, so that a command does not wait for one to be built. Each is
+	// an idle process of a few MiB. Zero means the default, 2; a negative
+	// value keeps none. DirectSpawn keeps none.
+	Ahead int
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
 	Logf func(format string, args ...any)
@@ -134,6 +139,7 @@ type spec struct {
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
+	Ahead         int // resolved: 0 keeps none
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
 	Changeset *changeset.Changeset
 	// Overlaid are the canonical ChangesetPaths: writable paths besides
@@ -145,10 +151,23 @@ type spec struct {
 	logf        func(format string, args ...any)
 }
 
+// defaultAhead is how many sandboxes are kept built ahead by default.
+const defaultAhead = 2
+
+func aheadOf(n int) int {
+	switch {
+	case n == 0:
+		return defaultAhead
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
 // resolve validates c and canonicalizes its paths. It touches the filesystem
 // (to resolve symlinks) but nothing else.
 func (c Config) resolve() (*spec, error) {
-	s := &spec{DirectSpawn: c.DirectSpawn, UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
+	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
 	}

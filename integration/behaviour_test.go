@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -323,4 +324,57 @@ func TestCommandLeadsANewSession(t *testing.T) {
 	r := w.sandboxed(w.config(), script)
 	require.Equal(t, 0, r.code, r.String())
 	assert.Equal(t, "leader\n", r.stdout)
+}
+
+// idleInits counts the sandbox inits that are grandchildren of this test
+// process (children of its spawner): sandboxes built ahead and waiting.
+func idleInits(t *testing.T) int {
+	t.Helper()
+	me := os.Getpid()
+	parent := func(pid string) int {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return -1
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		ppid, _ := strconv.Atoi(fields[1])
+		return ppid
+	}
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(cmdline), "__sandbox-init") {
+			continue
+		}
+		if spawner := parent(e.Name()); spawner > 0 && parent(strconv.Itoa(spawner)) == me {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSandboxesBuiltAhead(t *testing.T) {
+	w := newWorld(t)
+	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"sandboxes of earlier tests are gone")
+
+	cfg := w.config()
+	cfg.Ahead = 3
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Equal(t, 3, idleInits(t))
+	require.NoError(t, sb.Command(context.Background(), "true").Run())
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Equal(t, 3, idleInits(t), "the one taken is replaced")
+	require.NoError(t, sb.Close())
+	assert.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond, "Close ends them")
+
+	cfg.Ahead = -1
+	sb = newSandbox(t, cfg)
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Equal(t, 0, idleInits(t))
+	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
 }

@@ -31,6 +31,9 @@ type Options struct {
 	// small, short-lived callers such as the CLI; a caller with a large heap
 	// pays a full fork per spawn.
 	Direct bool
+	// Ahead is how many sandboxes to keep built ahead of time, waiting for
+	// a command (ignored with Direct or overlays, which keep none).
+	Ahead int
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
 	// Seccomp is a filter compiled by the seccomp package, loaded on every
@@ -55,9 +58,6 @@ type Landlock struct {
 	DenyTCP bool
 }
 
-// warm is how many sandboxes a Jail keeps built ahead of time, waiting for
-// a command. Each is an idle init of a few MiB.
-const warm = 2
 
 // Jail starts commands in sandboxes built from one Options.
 type Jail struct {
@@ -93,7 +93,7 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
-	ahead := warm
+	ahead := o.Ahead
 	switch {
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
