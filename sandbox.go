@@ -70,7 +70,7 @@ func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
 func (sb *Sandbox) Close() error { return sb.backend.close() }
 
 // Warm blocks until the sandboxes kept built ahead for commands are ready
-// (on Linux, two per Sandbox), or ctx is done. Commands do not need it: it
+// (on Linux, Config.Ahead of them), or ctx is done. Commands do not need it: it
 // lets a program pay for building them at start-up, before its first
 // command, and lets a benchmark time what a command costs when it does not
 // follow another one at once.
