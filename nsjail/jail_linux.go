@@ -58,7 +58,6 @@ type Landlock struct {
 	DenyTCP bool
 }
 
-
 // Jail starts commands in sandboxes built from one Options.
 type Jail struct {
 	setup    setup
