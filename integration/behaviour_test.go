@@ -362,6 +362,7 @@ func TestSandboxesBuiltAhead(t *testing.T) {
 
 	cfg := w.config()
 	cfg.Ahead = 3
+	sandboxtest.Require(t, cfg)
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, sb.Warm(context.Background()))
