@@ -20,13 +20,19 @@ func newProfileCmd() *cobra.Command {
 	var f runFlags
 	var platform string
 	cmd := &cobra.Command{
-		Use:   "profile [--platform linux|darwin] [run flags]",
+		Use:   "profile [--platform linux|darwin] [run flags] [-- CMD [ARG...]]",
 		Short: "Print the sandbox run would build, without running anything",
 		Long: `Print what 'corral run' with the same flags would build: for linux the
 protection layers and the mount plan, for darwin the Seatbelt profile and the
 parameters sandbox-exec gets. Paths are resolved on this machine, as run
-resolves them. Nothing is started, so this works on any OS.`,
-		Args: cobra.NoArgs,
+resolves them. Nothing is started, so this works on any OS. A command after
+-- is accepted and ignored, so a run command line can be pasted as it is.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return usageError("unexpected argument %q: a command goes after --", args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return printProfile(cmd.OutOrStdout(), platform, &f)
 		},

@@ -116,6 +116,14 @@ func TestProfileDefaultsToThisOS(t *testing.T) {
 	assert.Equal(t, explicit, def)
 }
 
+func TestProfileIgnoresACommandAfterDash(t *testing.T) {
+	link, real := linkedWorkspace(t)
+	with, _, code := cli(t, real, "profile", "--workspace", link, "--", "sh", "-c", "echo hi")
+	require.Equal(t, 0, code)
+	without, _, _ := cli(t, real, "profile", "--workspace", link)
+	assert.Equal(t, without, with, "a run command line prints the same profile")
+}
+
 func TestProfileErrors(t *testing.T) {
 	link, real := linkedWorkspace(t)
 	tests := []struct {
@@ -125,7 +133,7 @@ func TestProfileErrors(t *testing.T) {
 		want string
 	}{
 		{"bad platform", []string{"--platform", "windows", "--workspace", link}, exitUsage, `--platform "windows": want linux or darwin`},
-		{"command given", []string{"--workspace", link, "--", "sh"}, exitUsage, "unknown command"},
+		{"argument without --", []string{"--workspace", link, "sh"}, exitUsage, `unexpected argument "sh"`},
 		{"unknown flag", []string{"--bogus"}, exitUsage, "unknown flag"},
 		{"missing workspace", []string{"--workspace", filepath.Join(link, "missing")}, exitSetup, "config Workspace"},
 		{"bad network", []string{"--workspace", link, "--net", "wifi"}, exitUsage, `--net "wifi"`},
