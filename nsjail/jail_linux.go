@@ -92,7 +92,6 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
-	ahead := o.Ahead
 	switch {
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
@@ -101,13 +100,11 @@ func New(o Options) (*Jail, error) {
 	default:
 		j.cloner = sharedSpawner()
 	}
-	if o.Direct {
-		ahead = 0
-	}
-	if len(o.Overlays) > 0 {
-		// An overlay may be mounted only while its command runs: a sandbox
-		// built ahead would hold it beside the running one, and across an
-		// apply that changes the layers under it.
+	ahead := o.Ahead
+	// A direct caller is short-lived. An overlay may be mounted only while
+	// its command runs: a sandbox built ahead would hold it beside the
+	// running one, and across an apply that changes the layers under it.
+	if o.Direct || len(o.Overlays) > 0 {
 		ahead = 0
 	}
 	j.pool = newPool(ahead, j.build)
@@ -140,13 +137,18 @@ type Command struct {
 // ready, a new one otherwise.
 func (j *Jail) Start(c *Command) (*Process, error) {
 	if p := j.pool.take(); p != nil {
-		if err := p.exec(c); err == nil {
+		err := p.exec(c)
+		if err == nil {
 			return p, nil
 		}
-		// A ready sandbox that fails now was killed while it waited: the
-		// command deserves a fresh one rather than that error.
 		p.Kill()
 		p.release()
+		var e *Error
+		if !errors.As(err, &e) || e.Layer != "init" {
+			return nil, err // the init's own answer: a fresh one would say the same
+		}
+		// The ready sandbox stopped answering (killed while it waited): the
+		// command deserves a fresh one rather than that error.
 	}
 	p, err := j.build()
 	if err != nil {
