@@ -328,7 +328,9 @@ func TestCommandLeadsANewSession(t *testing.T) {
 
 // idleInits counts the sandbox inits that are grandchildren of this test
 // process (children of its spawner): sandboxes built ahead and waiting.
-func idleInits(t *testing.T) int {
+func idleInits(t *testing.T) int { return len(idleInitPids(t)) }
+
+func idleInitPids(t *testing.T) []int {
 	t.Helper()
 	me := os.Getpid()
 	parent := func(pid string) int {
@@ -341,7 +343,7 @@ func idleInits(t *testing.T) int {
 		ppid, _ := strconv.Atoi(fields[1])
 		return ppid
 	}
-	n := 0
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
@@ -349,10 +351,11 @@ func idleInits(t *testing.T) int {
 			continue
 		}
 		if spawner := parent(e.Name()); spawner > 0 && parent(strconv.Itoa(spawner)) == me {
-			n++
+			pid, _ := strconv.Atoi(e.Name())
+			pids = append(pids, pid)
 		}
 	}
-	return n
+	return pids
 }
 
 func TestSandboxesBuiltAhead(t *testing.T) {
@@ -378,4 +381,20 @@ func TestSandboxesBuiltAhead(t *testing.T) {
 	require.NoError(t, sb.Warm(context.Background()))
 	assert.Equal(t, 0, idleInits(t))
 	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
+}
+
+func TestReadySandboxKilledWhileWaitingIsReplaced(t *testing.T) {
+	w := newWorld(t)
+	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"sandboxes of earlier tests are gone")
+	cfg := w.config()
+	cfg.Ahead = 1
+	sb := newSandbox(t, cfg)
+	require.NoError(t, sb.Warm(context.Background()))
+	pids := idleInitPids(t)
+	require.Len(t, pids, 1)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+	out, err := sb.Command(context.Background(), "echo", "fresh").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "fresh\n", string(out))
 }
