@@ -210,14 +210,6 @@ func (x *index) line(path string) int {
 	return 0
 }
 
-// kind returns what the document holds at path, or "".
-func (x *index) kind(path string) string {
-	if i, ok := x.byPath[path]; ok {
-		return x.entries[i].kind
-	}
-	return ""
-}
-
 func keyParts(it unstable.Iterator) []*unstable.Node {
 	var parts []*unstable.Node
 	for it.Next() {
