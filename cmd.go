@@ -85,7 +85,7 @@ func (c *Cmd) Start() error {
 		return err
 	}
 	c.proc = proc
-	c.Process, _ = os.FindProcess(proc.Pid())
+	c.Process = proc.OSProcess()
 	c.watchContext()
 	return nil
 }
@@ -113,7 +113,7 @@ func (c *Cmd) Wait() error {
 	if werr != nil {
 		return werr
 	}
-	c.ProcessState = &ProcessState{pid: c.proc.Pid(), status: status}
+	c.ProcessState = &ProcessState{pid: c.Process.Pid, status: status}
 	if !c.ProcessState.Success() {
 		return &ExitError{ProcessState: c.ProcessState}
 	}

@@ -31,7 +31,7 @@ func (d *directBackend) close() error { return nil }
 
 type directProcess struct{ cmd *exec.Cmd }
 
-func (p *directProcess) Pid() int { return p.cmd.Process.Pid }
+func (p *directProcess) OSProcess() *os.Process { return p.cmd.Process }
 
 func (p *directProcess) Kill() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
 

@@ -98,7 +98,8 @@ type startRequest struct {
 
 // process is a started command.
 type process interface {
-	Pid() int
+	// OSProcess is the process the caller sees as Cmd.Process.
+	OSProcess() *os.Process
 	// Wait blocks until the command has exited and every process it left
 	// behind is gone.
 	Wait() (syscall.WaitStatus, error)

@@ -203,7 +203,7 @@ type seatbeltProcess struct {
 	tmp string
 }
 
-func (p *seatbeltProcess) Pid() int { return p.cmd.Process.Pid }
+func (p *seatbeltProcess) OSProcess() *os.Process { return p.cmd.Process }
 
 func (p *seatbeltProcess) Kill() error {
 	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil {

@@ -186,7 +186,16 @@ func (j *Jail) build() (*Process, error) {
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
 	}
-	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir}
+	// The caller's handle (os.Process, for Cmd.Process) is opened before
+	// the round trip too, for the same reason.
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		unix.Close(pidfd)
+		conn.Close()
+		removeTmp(s.TmpDir)
+		return nil, &Error{Layer: "init", Err: err}
+	}
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd, proc: proc, bare: j.bare, tmpDir: s.TmpDir}
 	if err := p.call(&s, nil, func(r *reply) bool { return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
@@ -200,6 +209,7 @@ type Process struct {
 	conn    *conn
 	pid     int
 	pidfd   int
+	proc    *os.Process
 	once    sync.Once
 	bare    bool
 	tmpDir  string
@@ -237,6 +247,10 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
 
 // Pid is the host pid of the sandbox's init.
 func (p *Process) Pid() int { return p.pid }
+
+// OSProcess is the init as an os.Process, opened before the init first
+// answered, so it cannot name a stranger that reused the pid.
+func (p *Process) OSProcess() *os.Process { return p.proc }
 
 // Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
 // sandbox has no PID namespace, so once its command runs, its init is asked
