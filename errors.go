@@ -1,8 +1,9 @@
 package corral
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/corralhq/corral/internal/lookpath"
 )
 
 // ConfigError reports a Config field that cannot be used.
@@ -44,8 +45,8 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // found inside the sandbox; ErrNotExecutable when it exists but cannot be
 // executed.
 var (
-	ErrNotFound      = errors.New("executable file not found")
-	ErrNotExecutable = errors.New("permission denied")
+	ErrNotFound      = lookpath.ErrNotFound
+	ErrNotExecutable = lookpath.ErrNotExecutable
 )
 
 // ExecError reports that the sandbox was built but the command could not be

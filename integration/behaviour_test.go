@@ -398,3 +398,17 @@ func TestReadySandboxKilledWhileWaitingIsReplaced(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fresh\n", string(out))
 }
+
+// A relative PATH entry is searched from the command's working directory,
+// as a shell there would search it.
+func TestRelativePathEntry(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.Mkdir(filepath.Join(w.ws, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.ws, "bin", "hello-tool"), []byte("#!/bin/sh\necho hello from $0\n"), 0o755))
+	sb := newSandbox(t, w.config())
+	c := sb.Command(context.Background(), "hello-tool")
+	c.Env = []string{"PATH=bin:/usr/bin:/bin"}
+	out, err := c.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "hello from "+filepath.Join(w.ws, "bin", "hello-tool")+"\n", string(out))
+}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -161,7 +162,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		}
 		return 0, failureOf("workdir", dir, err)
 	}
-	path, err := lookPath(req.Path, req.Env)
+	path, err := lookpath.Find(req.Path, dir, req.Env, os.Stat)
 	if err != nil {
 		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
 	}
@@ -201,10 +202,11 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 	return pid, nil
 }
 
-// Exec failures carry these messages so the caller can tell them apart.
-const (
-	msgNotFound      = "executable file not found"
-	msgNotExecutable = "permission denied"
+// Exec failures carry lookpath's messages so the caller can tell them
+// apart.
+var (
+	msgNotFound      = lookpath.ErrNotFound.Error()
+	msgNotExecutable = lookpath.ErrNotExecutable.Error()
 )
 
 func execFailure(name string, err error) *failure {
@@ -215,39 +217,6 @@ func execFailure(name string, err error) *failure {
 		return &failure{Layer: "exec", Path: name, Msg: msgNotExecutable}
 	}
 	return failureOf("exec", name, err)
-}
-
-// lookPath finds name in the PATH of env, the command's own environment,
-// as a shell would inside the sandbox.
-func lookPath(name string, env []string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	pathVar := "/usr/local/bin:/usr/bin:/bin"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar = v
-		}
-	}
-	denied := false
-	for _, dir := range filepath.SplitList(pathVar) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() {
-			continue
-		}
-		if fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-		denied = true
-	}
-	if denied {
-		return "", errors.New(msgNotExecutable)
-	}
-	return "", errors.New(msgNotFound)
 }
 
 // limitPrivileges leaves the calling thread, and so the command, no way

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/lookpath"
 )
 
 // errTimedOut is the cause of a command context whose timeout fired, which
@@ -18,8 +19,8 @@ import (
 var errTimedOut = errors.New("tool timeout")
 
 // defaultPath is the PATH a command gets when the sandbox's environment has
-// none.
-const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+// none: the one a lookup inside the sandbox would search.
+const defaultPath = lookpath.DefaultPath
 
 // runner is what Shell and Exec share: a sandbox, its workspace and the
 // limits a command runs under.
