@@ -40,6 +40,7 @@ type Cmd struct {
 
 	started, finished bool
 	childFiles        []*os.File  // handed to the command, closed after start
+	null              *os.File    // /dev/null, when a stream is nil
 	closeAfterWait    []io.Closer // our ends of the pipes
 	copies            sync.WaitGroup
 	copyErr           error
@@ -196,7 +197,7 @@ func (c *Cmd) stdio() ([3]*os.File, error) {
 func (c *Cmd) input(r io.Reader) (*os.File, error) {
 	switch r := r.(type) {
 	case nil:
-		return c.devNull(os.O_RDONLY)
+		return c.devNull()
 	case *os.File:
 		return r, nil
 	default:
@@ -221,7 +222,7 @@ func (c *Cmd) input(r io.Reader) (*os.File, error) {
 func (c *Cmd) output(w io.Writer) (*os.File, error) {
 	switch w := w.(type) {
 	case nil:
-		return c.devNull(os.O_WRONLY)
+		return c.devNull()
 	case *os.File:
 		return w, nil
 	default:
@@ -240,13 +241,17 @@ func (c *Cmd) output(w io.Writer) (*os.File, error) {
 	}
 }
 
-func (c *Cmd) devNull(flag int) (*os.File, error) {
-	f, err := os.OpenFile(os.DevNull, flag, 0)
-	if err != nil {
-		return nil, err
+// devNull is /dev/null for every stream left nil, opened once.
+func (c *Cmd) devNull() (*os.File, error) {
+	if c.null == nil {
+		f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		c.null = f
+		c.childFiles = append(c.childFiles, f)
 	}
-	c.childFiles = append(c.childFiles, f)
-	return f, nil
+	return c.null, nil
 }
 
 func (c *Cmd) copy(fn func() error) {
