@@ -70,9 +70,9 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet}
 	}
 	if plan.seccomp {
-		bpf, err := seccomp.Compile(seccomp.Policy(seccomp.Options{
+		bpf, err := seccomp.Filter(seccomp.Options{
 			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet,
-		}))
+		})
 		if err != nil {
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
 		}

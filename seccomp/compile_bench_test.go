@@ -4,8 +4,9 @@ package seccomp
 
 import "testing"
 
-// BenchmarkCompile is what a Sandbox pays once, in New: the policy turned
-// into BPF by libseccomp. Spawns load the result as it is.
+// BenchmarkCompile is what a Sandbox pays once, in New, on an architecture
+// without generated programs: the policy turned into BPF by libseccomp.
+// Spawns load the result as it is.
 func BenchmarkCompile(b *testing.B) {
 	rules := Policy(Options{})
 	for b.Loop() {

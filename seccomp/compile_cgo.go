@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
@@ -15,11 +16,37 @@ import (
 // Compile turns rules into a BPF program for the native architecture. Calls
 // through any other architecture's entry points kill the process.
 func Compile(rules []Rule) ([]byte, error) {
+	return compileFor(runtime.GOARCH, rules)
+}
+
+// scmpArchs name the architectures filters can be generated for on any
+// host: the ones whose Linux ABI shares the generic values the policy
+// matches on (see consts.go).
+var scmpArchs = map[string]libseccomp.ScmpArch{
+	"amd64": libseccomp.ArchAMD64,
+	"arm64": libseccomp.ArchARM64,
+}
+
+// compileFor is Compile for the Go architecture goarch, which is the
+// native one or one of scmpArchs.
+func compileFor(goarch string, rules []Rule) ([]byte, error) {
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
 	}
 	defer f.Release()
+	if goarch != runtime.GOARCH {
+		arch, ok := scmpArchs[goarch]
+		if !ok {
+			return nil, fmt.Errorf("seccomp: cannot compile for %s on %s", goarch, runtime.GOARCH)
+		}
+		if err := f.AddArch(arch); err != nil {
+			return nil, fmt.Errorf("seccomp: add %s: %w", goarch, err)
+		}
+		if err := f.RemoveArch(libseccomp.ArchNative); err != nil {
+			return nil, fmt.Errorf("seccomp: remove native arch: %w", err)
+		}
+	}
 	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
 		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
@@ -80,21 +107,16 @@ func export(f *libseccomp.ScmpFilter) ([]byte, error) {
 	return b, nil
 }
 
-// Available reports whether filters can be compiled here and loaded by
-// this kernel; when not, why.
-func Available() (bool, string) {
-	if err := KernelSupport(); err != nil {
-		return false, err.Error()
-	}
-	major, minor, micro := libseccomp.GetLibraryVersion()
+// compiler reports whether filters can be compiled here; when not, why.
+func compiler() (bool, string) {
 	if _, err := libseccomp.GetNativeArch(); err != nil {
-		return false, fmt.Sprintf("libseccomp %d.%d.%d does not know this architecture", major, minor, micro)
+		return false, compilerVersion() + " does not know this architecture"
 	}
 	return true, ""
 }
 
-// Version describes the filter compiler.
-func Version() string {
+// compilerVersion names the filter compiler.
+func compilerVersion() string {
 	major, minor, micro := libseccomp.GetLibraryVersion()
 	return fmt.Sprintf("libseccomp %d.%d.%d", major, minor, micro)
 }

@@ -9,18 +9,18 @@ import (
 
 // Compile fails: the compiler (libseccomp) needs cgo on Linux.
 func Compile([]Rule) ([]byte, error) {
-	return nil, fmt.Errorf("seccomp: %w: %s", ErrUnavailable, why())
+	return nil, fmt.Errorf("seccomp: %w: %s", ErrUnavailable, whyNoCompiler())
 }
 
-// Available reports false and why.
-func Available() (bool, string) { return false, why() }
+// compiler reports false and why.
+func compiler() (bool, string) { return false, whyNoCompiler() }
 
-// Version describes the filter compiler.
-func Version() string { return "none" }
+// compilerVersion names the filter compiler.
+func compilerVersion() string { return "none" }
 
-func why() string {
+func whyNoCompiler() string {
 	if runtime.GOOS != "linux" {
 		return "seccomp is Linux only"
 	}
-	return "built without cgo: the filter compiler (libseccomp) is not linked in"
+	return "built without cgo, and no filter was generated ahead for " + runtime.GOARCH
 }

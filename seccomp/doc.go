@@ -11,18 +11,29 @@
 // x86-64, the x32 ABI) kill the process, since the policy names native calls
 // only.
 //
-// # Compile once, load raw
+// # Generated ahead, loaded raw
 //
-// [Compile] turns a policy into classic BPF with libseccomp. It needs cgo
-// and runs once per sandbox in the caller. [Load] installs the raw program
-// with the seccomp(2) system call on the calling thread only, with plain
-// golang.org/x/sys/unix: the sandbox's init never links or runs libseccomp.
+// [Compile] turns a policy into classic BPF with libseccomp, which needs
+// cgo. The policy has eight variants (three booleans in [Options]), so
+// `go generate` compiles every one of them for amd64 and arm64 into
+// prebuilt/, and [Filter] hands out the embedded program: a binary built
+// without cgo filters exactly as one built with it, and no sandbox pays
+// for compiling. On other architectures [Filter] compiles at run time, in
+// a cgo build only. A test runs each generated program through a BPF
+// simulator for every system call number of its architecture and checks
+// the outcome against [Policy], so a policy change without regenerating
+// fails the suite.
 //
-//	bpf, err := seccomp.Compile(seccomp.Policy(seccomp.Options{}))
+// [Load] installs a program with the seccomp(2) system call on the calling
+// thread only, with plain golang.org/x/sys/unix: the sandbox's init never
+// links or runs libseccomp.
+//
+//	bpf, err := seccomp.Filter(seccomp.Options{})
 //	// ... in the init, on the thread that starts the command:
 //	err = seccomp.Load(bpf)
 //
-// A build without cgo compiles, and [Compile] reports [ErrUnavailable].
+// A build without cgo on an architecture with nothing generated compiles,
+// and [Filter] and [Compile] report [ErrUnavailable].
 //
 // # Limitations
 //

@@ -1,0 +1,92 @@
+package seccomp
+
+import (
+	"embed"
+	"runtime"
+	"strings"
+)
+
+// The programs for every Options, generated ahead for the architectures in
+// prebuiltArchs by `go generate` (TestPrebuilt with -update, which needs
+// cgo). A binary built without cgo therefore filters as well as one built
+// with it, and no sandbox pays for compiling.
+//
+//go:generate go test -run TestPrebuilt -update .
+//go:embed prebuilt
+var prebuiltFS embed.FS
+
+// prebuiltArchs are the architectures with programs in prebuilt/.
+var prebuiltArchs = []string{"amd64", "arm64"}
+
+// compilerFile names the libseccomp that generated prebuilt/.
+const compilerFile = "prebuilt/compiler"
+
+// Filter returns the program for o on this architecture: the one generated
+// ahead where there is one, else compiled now, which needs cgo.
+func Filter(o Options) ([]byte, error) {
+	if b, err := prebuiltFS.ReadFile(prebuiltPath(runtime.GOARCH, o)); err == nil {
+		return b, nil
+	}
+	return Compile(Policy(o))
+}
+
+// Available reports whether this build and this kernel can filter; when
+// not, why.
+func Available() (bool, string) {
+	if err := KernelSupport(); err != nil {
+		return false, err.Error()
+	}
+	if hasPrebuilt() {
+		return true, ""
+	}
+	return compiler()
+}
+
+// Version describes where this build's programs come from.
+func Version() string {
+	if hasPrebuilt() {
+		b, _ := prebuiltFS.ReadFile(compilerFile)
+		return "generated ahead by " + strings.TrimSpace(string(b))
+	}
+	return compilerVersion()
+}
+
+func hasPrebuilt() bool {
+	_, err := prebuiltFS.ReadFile(prebuiltPath(runtime.GOARCH, Options{}))
+	return err == nil
+}
+
+func prebuiltPath(goarch string, o Options) string {
+	return "prebuilt/" + goarch + "/" + o.name() + ".bpf"
+}
+
+// name is o's file name in prebuilt/: the options set, or "default".
+func (o Options) name() string {
+	var set []string
+	if o.AllowPtrace {
+		set = append(set, "allow-ptrace")
+	}
+	if o.AllowUnixSockets {
+		set = append(set, "allow-unix-sockets")
+	}
+	if o.DenyInet {
+		set = append(set, "deny-inet")
+	}
+	if len(set) == 0 {
+		return "default"
+	}
+	return strings.Join(set, "+")
+}
+
+// allOptions lists every Options, the programs prebuilt/ holds.
+func allOptions() []Options {
+	var all []Options
+	for _, ptrace := range []bool{false, true} {
+		for _, unixSockets := range []bool{false, true} {
+			for _, denyInet := range []bool{false, true} {
+				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
+			}
+		}
+	}
+	return all
+}
