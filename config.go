@@ -93,7 +93,8 @@ type Config struct {
 	// Ahead is how many sandboxes New keeps built ahead of time, waiting for
 	// commands, so that a command does not wait for one to be built. Each is
 	// an idle process of a few MiB. Zero means the default, 2; a negative
-	// value keeps none. DirectSpawn keeps none.
+	// value keeps none. With DirectSpawn only the first is built ahead, from
+	// New on, so that it starts up while the caller prepares the command.
 	Ahead int
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.

@@ -330,7 +330,11 @@ func TestCommandLeadsANewSession(t *testing.T) {
 // process (children of its spawner): sandboxes built ahead and waiting.
 func idleInits(t *testing.T) int { return len(idleInitPids(t)) }
 
-func idleInitPids(t *testing.T) []int {
+func idleInitPids(t *testing.T) []int { return initPids(t, true) }
+
+// initPids lists the sandbox inits this test process started: through its
+// spawner, or cloned directly (DirectSpawn).
+func initPids(t *testing.T, viaSpawner bool) []int {
 	t.Helper()
 	me := os.Getpid()
 	parent := func(pid string) int {
@@ -350,7 +354,8 @@ func idleInitPids(t *testing.T) []int {
 		if err != nil || !strings.Contains(string(cmdline), "__sandbox-init") {
 			continue
 		}
-		if spawner := parent(e.Name()); spawner > 0 && parent(strconv.Itoa(spawner)) == me {
+		ppid := parent(e.Name())
+		if !viaSpawner && ppid == me || viaSpawner && ppid > 0 && parent(strconv.Itoa(ppid)) == me {
 			pid, _ := strconv.Atoi(e.Name())
 			pids = append(pids, pid)
 		}
@@ -381,6 +386,40 @@ func TestSandboxesBuiltAhead(t *testing.T) {
 	require.NoError(t, sb.Warm(context.Background()))
 	assert.Equal(t, 0, idleInits(t))
 	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
+}
+
+// A direct caller is short-lived: New builds its first sandbox ahead, so
+// that the init starts up while the caller prepares the command, and no
+// more.
+func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	cfg.DirectSpawn = true
+	sandboxtest.Require(t, cfg)
+	sb := newSandbox(t, cfg)
+	require.NoError(t, sb.Warm(context.Background()))
+	built := initPids(t, false)
+	require.Len(t, built, 1)
+	c := sb.Command(context.Background(), "true")
+	require.NoError(t, c.Run())
+	assert.Equal(t, built[0], c.Process.Pid, "the command ran in the sandbox built ahead")
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"nothing replaces it")
+	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
+
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, sb.Warm(context.Background()))
+	require.Len(t, initPids(t, false), 1)
+	require.NoError(t, sb.Close())
+	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"Close ends the one never taken")
+
+	cfg.Ahead = -1
+	sb = newSandbox(t, cfg)
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Empty(t, initPids(t, false))
 }
 
 func TestReadySandboxKilledWhileWaitingIsReplaced(t *testing.T) {

@@ -26,13 +26,13 @@ type Options struct {
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
 	Overlays []mounts.OverlayRoot
-	// Direct clones sandboxes from the calling process instead of a spawner,
-	// and keeps none built ahead. It saves starting the spawner and suits
-	// small, short-lived callers such as the CLI; a caller with a large heap
-	// pays a full fork per spawn.
+	// Direct clones sandboxes from the calling process instead of a spawner.
+	// It saves starting the spawner and suits small, short-lived callers
+	// such as the CLI; a caller with a large heap pays a full fork per spawn.
+	// Only the first sandbox is built ahead (when Ahead > 0), from New on.
 	Direct bool
 	// Ahead is how many sandboxes to keep built ahead of time, waiting for
-	// a command (ignored with Direct or overlays, which keep none).
+	// a command (ignored with overlays, which keep none).
 	Ahead int
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
@@ -64,6 +64,7 @@ type Jail struct {
 	cloner   cloner
 	netNone  bool
 	pool     *pool
+	first    *first // a direct caller's first sandbox, built from New on
 	bare     bool
 	tempBase string
 }
@@ -101,10 +102,17 @@ func New(o Options) (*Jail, error) {
 		j.cloner = sharedSpawner()
 	}
 	ahead := o.Ahead
-	// A direct caller is short-lived. An overlay may be mounted only while
-	// its command runs: a sandbox built ahead would hold it beside the
-	// running one, and across an apply that changes the layers under it.
-	if o.Direct || len(o.Overlays) > 0 {
+	// An overlay may be mounted only while its command runs: a sandbox
+	// built ahead would hold it beside the running one, and across an apply
+	// that changes the layers under it.
+	if len(o.Overlays) > 0 {
+		ahead = 0
+	}
+	// A direct caller is short-lived: only its first sandbox is built ahead.
+	if o.Direct {
+		if ahead > 0 {
+			j.first = startFirst(j.build)
+		}
 		ahead = 0
 	}
 	j.pool = newPool(ahead, j.build)
@@ -113,10 +121,20 @@ func New(o Options) (*Jail, error) {
 
 // Ready blocks until the sandboxes kept built ahead are ready, so that the
 // next Start takes one.
-func (j *Jail) Ready(ctx context.Context) error { return j.pool.wait(ctx) }
+func (j *Jail) Ready(ctx context.Context) error {
+	if j.first != nil {
+		if err := j.first.wait(ctx); err != nil {
+			return err
+		}
+	}
+	return j.pool.wait(ctx)
+}
 
 // Close kills the sandboxes kept ready. Running commands are not affected.
 func (j *Jail) Close() error {
+	if j.first != nil {
+		j.first.close()
+	}
 	j.pool.close()
 	return nil
 }
@@ -136,7 +154,7 @@ type Command struct {
 // Start starts c in a sandbox: one built ahead of time when there is one
 // ready, a new one otherwise.
 func (j *Jail) Start(c *Command) (*Process, error) {
-	if p := j.pool.take(); p != nil {
+	if p := j.takeBuilt(); p != nil {
 		err := p.exec(c)
 		if err == nil {
 			return p, nil
@@ -160,6 +178,17 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// takeBuilt returns a sandbox built ahead, or nil: a direct caller's first
+// one, waiting for it to be built, else one from the pool that is ready.
+func (j *Jail) takeBuilt() *Process {
+	if j.first != nil {
+		if p := j.first.take(); p != nil {
+			return p
+		}
+	}
+	return j.pool.take()
 }
 
 // build clones an init and has it build the sandbox, up to the point where

@@ -101,3 +101,56 @@ func (p *pool) close() {
 		}
 	}
 }
+
+// first is the sandbox New starts building for a direct caller's first
+// command. Such a caller is short-lived and keeps none ahead, but its first
+// command need not wait for a whole build: the init starts up while the
+// caller gets the command ready.
+type first struct {
+	once sync.Once // taken or closed
+	done chan struct{}
+	p    *Process
+	err  error
+}
+
+func startFirst(build func() (*Process, error)) *first {
+	f := &first{done: make(chan struct{})}
+	go func() {
+		f.p, f.err = build()
+		close(f.done)
+	}()
+	return f
+}
+
+// take waits for the sandbox and returns it, to the first caller only. A
+// failed build returns nil: the command builds its own and reports why.
+func (f *first) take() *Process {
+	taken := false
+	f.once.Do(func() { taken = true })
+	if !taken {
+		return nil
+	}
+	<-f.done
+	return f.p
+}
+
+// wait blocks until the sandbox is built.
+func (f *first) wait(ctx context.Context) error {
+	select {
+	case <-f.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close kills the sandbox unless it was taken, once it is built.
+func (f *first) close() {
+	f.once.Do(func() {
+		<-f.done
+		if f.p != nil {
+			f.p.Kill()
+			f.p.release()
+		}
+	})
+}
