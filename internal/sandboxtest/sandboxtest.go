@@ -1,6 +1,7 @@
 // Package sandboxtest lets corral's own tests that build sandboxes skip,
 // naming the reason, on a host that cannot give the sandbox they ask for: a
-// kernel without Landlock or seccomp, a build without cgo, a container
+// kernel without Landlock or seccomp, a build without cgo on an
+// architecture without generated seccomp filters, a container
 // without user namespaces. The suite then stays green there and says what
 // it did not run, instead of failing in every test that spawns.
 //
