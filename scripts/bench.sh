@@ -110,11 +110,13 @@ printf '  %-28s %9s  %sx bwrap\n' "corral run" "$cli_ms" "$cli_ratio"
 echo
 
 # Floors: what a sandbox pays on this machine before doing any work of its
-# own. The init exits at once when started by hand (status 125, hence -i);
-# bwrap with only the user and mount namespaces it always creates is the
-# least a process that enters namespaces and execs a command costs.
+# own. The init exits at once when started by hand (status 125, hence -i),
+# so its run is the Go runtime's start-up alone; `corral version` is the
+# CLI's; bwrap with only the user and mount namespaces it always creates is
+# a small C program entering namespaces and execing a command.
 (cd "$ws" && as_user hyperfine -N -i --style none --warmup 20 --runs "$hf_runs" --export-csv "$ws/floors.csv" \
   -n init "$dir/corral __sandbox-init" \
+  -n cli "$dir/corral version" \
   -n bwrap-min "$bwrap --bind / / /bin/true" \
   -n bare /bin/true) >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
 floor_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", $4 * 1000 }' "$ws/floors.csv"; }
@@ -122,6 +124,7 @@ cpu_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", ($5 + $6) * 1000 }' "$ws/
 echo "floors (hyperfine, $hf_runs runs), median ms, CPU ms (user + system, mean)"
 printf '  %-28s %9s %7s\n' "bare /bin/true" "$(floor_ms bare)" "$(cpu_ms bare)" \
   "init start-up alone" "$(floor_ms init)" "$(cpu_ms init)" \
+  "corral version" "$(floor_ms cli)" "$(cpu_ms cli)" \
   "bwrap --bind / / /bin/true" "$(floor_ms bwrap-min)" "$(cpu_ms bwrap-min)"
 echo
 
@@ -191,8 +194,8 @@ cores=$(nproc)
 budget=$(calc "1000 * $cores / (2 * $(json_field "$dir/par8.json" bwrap_per_sec))")
 printf '  INFO  %-38s %s ms CPU; /bin/true + init start-up: %s\n' "2x bwrap's rate leaves per spawn" \
   "$budget" "$(calc "$(cpu_ms bare) + $(cpu_ms init)")"
-printf '  INFO  %-38s %s ms; bwrap --bind / / /bin/true: %s\n' "0.8x the bwrap command is" \
-  "$(calc "0.8 * $bwrap_ms")" "$(calc "$(floor_ms bwrap-min)")"
+printf '  INFO  %-38s %s ms; corral version + init start-up: %s\n' "0.8x the bwrap command is" \
+  "$(calc "0.8 * $bwrap_ms")" "$(calc "$(floor_ms cli) + $(floor_ms init)")"
 echo
 echo "$missed missed, $(($(date +%s) - started))s"
 if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$missed" != 0 ]; then
