@@ -144,13 +144,16 @@ func (f *first) wait(ctx context.Context) error {
 	}
 }
 
-// close kills the sandbox unless it was taken, once it is built.
+// close kills the sandbox unless it was taken, once it is built, without
+// waiting for that, as the pool does with a refill under way.
 func (f *first) close() {
 	f.once.Do(func() {
-		<-f.done
-		if f.p != nil {
-			f.p.Kill()
-			f.p.release()
-		}
+		go func() {
+			<-f.done
+			if f.p != nil {
+				f.p.Kill()
+				f.p.release()
+			}
+		}()
 	})
 }
