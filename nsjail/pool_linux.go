@@ -109,14 +109,13 @@ func (p *pool) close() {
 type first struct {
 	once sync.Once // taken or closed
 	done chan struct{}
-	p    *Process
-	err  error
+	p    *Process // nil when the build failed
 }
 
 func startFirst(build func() (*Process, error)) *first {
 	f := &first{done: make(chan struct{})}
 	go func() {
-		f.p, f.err = build()
+		f.p, _ = build()
 		close(f.done)
 	}()
 	return f

@@ -77,16 +77,3 @@ func (o Options) name() string {
 	}
 	return strings.Join(set, "+")
 }
-
-// allOptions lists every Options, the programs prebuilt/ holds.
-func allOptions() []Options {
-	var all []Options
-	for _, ptrace := range []bool{false, true} {
-		for _, unixSockets := range []bool{false, true} {
-			for _, denyInet := range []bool{false, true} {
-				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
-			}
-		}
-	}
-	return all
-}
