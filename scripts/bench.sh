@@ -95,14 +95,28 @@ started=$(date +%s)
 echo "corral bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d" " -f1 /proc/loadavg), Linux $(uname -r), as $user"
 echo
 
+# timed CSV HYPERFINE-ARGS... times whole commands as the user (20 warm-up
+# runs each) into $ws/CSV.
+timed() {
+  local csv=$1
+  shift
+  (cd "$ws" && as_user hyperfine -N --style none --warmup 20 --runs "$hf_runs" --export-csv "$ws/$csv" "$@") \
+    >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
+}
+
+# column CSV NAME EXPR prints EXPR, in ms, of the row NAME of hyperfine's
+# CSV: $4 is the median, $5 and $6 the mean user and system time.
+column() { awk -F, -v n="$2" '$1 == n { printf "%.3f", ('"$3"') * 1000 }' "$ws/$1"; }
+median_ms() { column "$1" "$2" '$4'; }
+cpu_ms() { column floors.csv "$1" '$5 + $6'; }
+
 # Whole commands: what a caller that execs a sandbox per tool call pays.
 bwrap_cmd="$bwrap $(printf '%s ' --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$ws" "$ws" --unshare-user --unshare-pid --new-session --die-with-parent --chdir "$ws") /bin/true"
-(cd "$ws" && as_user hyperfine -N --style none --warmup 20 --runs "$hf_runs" --export-csv "$ws/hyperfine.csv" \
+timed whole.csv \
   -n corral "$dir/corral run --workspace $ws -- /bin/true" \
   -n bwrap "$bwrap_cmd" \
-  -n bare /bin/true) >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
-median_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", $4 * 1000 }' "$ws/hyperfine.csv"; }
-cli_ms=$(median_ms corral) bwrap_ms=$(median_ms bwrap) bare_ms=$(median_ms bare)
+  -n bare /bin/true
+cli_ms=$(median_ms whole.csv corral) bwrap_ms=$(median_ms whole.csv bwrap) bare_ms=$(median_ms whole.csv bare)
 cli_exact=$(exact "$cli_ms / $bwrap_ms") cli_ratio=$(calc "$cli_ms / $bwrap_ms")
 echo "whole commands (hyperfine, $hf_runs runs), median ms"
 printf '  %-28s %9s\n' "bare /bin/true" "$bare_ms" "bwrap" "$bwrap_ms"
@@ -114,13 +128,12 @@ echo
 # so its run is the Go runtime's start-up alone; `corral version` is the
 # CLI's; bwrap with only the user and mount namespaces it always creates is
 # a small C program entering namespaces and execing a command.
-(cd "$ws" && as_user hyperfine -N -i --style none --warmup 20 --runs "$hf_runs" --export-csv "$ws/floors.csv" \
+timed floors.csv -i \
   -n init "$dir/corral __sandbox-init" \
   -n cli "$dir/corral version" \
   -n bwrap-min "$bwrap --bind / / /bin/true" \
-  -n bare /bin/true) >/dev/null 2>"$dir/hyperfine.err" || { cat "$dir/hyperfine.err" >&2; die "hyperfine failed"; }
-floor_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", $4 * 1000 }' "$ws/floors.csv"; }
-cpu_ms() { awk -F, -v n="$1" '$1 == n { printf "%.3f", ($5 + $6) * 1000 }' "$ws/floors.csv"; }
+  -n bare /bin/true
+floor_ms() { median_ms floors.csv "$1"; }
 echo "floors (hyperfine, $hf_runs runs), median ms, CPU ms (user + system, mean)"
 printf '  %-28s %9s %7s\n' "bare /bin/true" "$(floor_ms bare)" "$(cpu_ms bare)" \
   "init start-up alone" "$(floor_ms init)" "$(cpu_ms init)" \
