@@ -86,6 +86,9 @@ func initMain([]string) int {
 	}
 	go watchLifeline(conn, &s)
 	go forward(signals, pid)
+	if s.guard != nil {
+		go watchMounts(s.guard)
+	}
 	status := reap(pid)
 	if !s.Bare {
 		killRest()
@@ -93,7 +96,7 @@ func initMain([]string) int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status)})
+	send(conn, reply{Exited: true, Status: uint32(status), Fail: liftedFailure()})
 	return exitCode(status)
 }
 
@@ -106,12 +109,15 @@ func build(s *setup) *failure {
 	if err := mounts.Execute(s.Plan); err != nil {
 		return failureOf(mountLayer(err), "", err)
 	}
+	if f := guardMounts(s); f != nil {
+		return f
+	}
 	if s.NetNone {
 		if err := loopbackUp(); err != nil {
 			return failureOf("network", "lo", err)
 		}
 	}
-	if err := forbidNamespaces(); err != nil {
+	if err := forbidNamespaces(s.guard != nil); err != nil {
 		return failureOf("namespace limits", "/proc/sys/user", err)
 	}
 	return nil
@@ -126,9 +132,13 @@ var namespaceLimits = []string{
 	"max_ipc_namespaces", "max_uts_namespaces", "max_cgroup_namespaces", "max_time_namespaces",
 }
 
-func forbidNamespaces() error {
+func forbidNamespaces(guarded bool) error {
 	for _, name := range namespaceLimits {
-		err := os.WriteFile("/proc/sys/user/"+name, []byte("0\n"), 0)
+		limit := "0\n"
+		if guarded && name == "max_mnt_namespaces" {
+			limit = guardMountNamespaces
+		}
+		err := os.WriteFile("/proc/sys/user/"+name, []byte(limit), 0)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -150,6 +160,9 @@ func mountLayer(err error) string {
 // startCommand drops every privilege on this thread, then starts the command
 // as its child in a new session.
 func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
+	if f := checkTaken(s); f != nil {
+		return 0, f
+	}
 	dir := req.Dir
 	if dir == "" {
 		dir = s.Workspace
@@ -172,6 +185,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		if err := mounts.ProtectNow(s.Plan); err != nil {
 			return 0, failureOf("mount", "", err)
 		}
+		holdProtected(s)
 	}
 	if err := dropCapabilities(); err != nil {
 		return 0, failureOf("privileges", "", err)

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/testhook"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -92,6 +93,7 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
+		NoGuard: testhook.Disabled(testhook.Guard),
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
 	switch {
 	case o.Bare:
@@ -162,22 +164,35 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 		p.Kill()
 		p.release()
 		var e *Error
-		if !errors.As(err, &e) || e.Layer != "init" {
+		if !errors.As(err, &e) || e.Layer != "init" && e.Layer != layerStale {
 			return nil, err // the init's own answer: a fresh one would say the same
 		}
-		// The ready sandbox stopped answering (killed while it waited): the
-		// command deserves a fresh one rather than that error.
+		// The ready sandbox stopped answering (killed while it waited), or
+		// the host replaced a path it had mounted: the command deserves a
+		// fresh one rather than that error.
 	}
-	p, err := j.build()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.exec(c); err != nil {
+	return j.startFresh(c)
+}
+
+// startFresh builds a sandbox for c and starts it there. A host changing a
+// mounted path between the build and the start makes it build once more.
+func (j *Jail) startFresh(c *Command) (*Process, error) {
+	for try := 0; ; try++ {
+		p, err := j.build()
+		if err != nil {
+			return nil, err
+		}
+		err = p.exec(c)
+		if err == nil {
+			return p, nil
+		}
 		p.Kill()
 		p.release()
-		return nil, err
+		var e *Error
+		if try > 0 || !errors.As(err, &e) || e.Layer != layerStale {
+			return nil, err
+		}
 	}
-	return p, nil
 }
 
 // takeBuilt returns a sandbox built ahead, or nil: a direct caller's first
@@ -302,7 +317,11 @@ func (p *Process) Wait() (syscall.WaitStatus, error) {
 	defer p.release()
 	var r reply
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
-		// The init killed and reaped everything else before reporting.
+		// The init killed and reaped everything else before reporting; a
+		// failure with the report says it killed the command on purpose.
+		if r.Fail != nil {
+			return syscall.WaitStatus(r.Status), r.Fail.err()
+		}
 		return syscall.WaitStatus(r.Status), nil
 	}
 	// The init died without reporting (killed from outside): its pidfd

@@ -35,6 +35,12 @@ type setup struct {
 	// /tmp.
 	Bare   bool   `json:",omitempty"`
 	TmpDir string `json:",omitempty"`
+	// NoGuard leaves the binds unguarded against the host (see
+	// watchMounts): set only by the module's own tests, through
+	// internal/testhook, to show what the guard prevents.
+	NoGuard bool `json:",omitempty"`
+
+	guard *mounts.Guard // the init's own, once the tree is built
 }
 
 // control is what the caller may send once the command runs.

@@ -33,6 +33,12 @@ func Disable(layers ...string) (restore func()) {
 	}
 }
 
+// Guard names the guard that keeps a sandbox's mounts in place against
+// the host (nsjail's mount watch and the check of a sandbox built ahead).
+// Disable(Guard) makes sandboxes built afterwards go without it, so a test
+// can show what the guard prevents.
+const Guard = "mount guard"
+
 // Disabled reports whether layer is switched off.
 func Disabled(layer string) bool {
 	mu.Lock()

@@ -1,0 +1,147 @@
+package nsjail
+
+import (
+	"errors"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/mounts"
+)
+
+// layerStale names the failure of a sandbox built ahead whose mounts the
+// host has undone since (a path replaced or removed): the jail discards it
+// and builds a fresh one.
+const layerStale = "stale"
+
+// guardMountNamespaces is the limit on mount namespaces in a guarded
+// sandbox's user namespace instead of 0: the kernel counts each detached
+// mount tree (open_tree, fsmount) as an anonymous mount namespace, and the
+// guard holds up to two besides the sandbox's own (a spare cover for hidden
+// files, and the tree it is putting back). The command still cannot create
+// one: that needs CAP_SYS_ADMIN, which it has nowhere without a user
+// namespace of its own (limited to 0), and seccomp refuses unshare, setns,
+// clone with CLONE_NEWNS, open_tree and fsmount.
+const guardMountNamespaces = "3\n"
+
+// guardMounts records the binds just built, for the check when a command
+// takes the sandbox and for the watch while it runs. A test build may go
+// without (setup.NoGuard), to show what the guard prevents.
+func guardMounts(s *setup) *failure {
+	if s.NoGuard {
+		return nil
+	}
+	g, err := mounts.NewGuard(s.Plan)
+	if err != nil {
+		return failureOf("mount", "", err)
+	}
+	s.guard = g
+	return nil
+}
+
+// checkTaken fails when anything the sandbox's binds held has been replaced
+// or removed on the host since it was built: each bind must still be the
+// mount its path lies on. One statx per bind.
+func checkTaken(s *setup) *failure {
+	if s.guard == nil {
+		return nil
+	}
+	if lost := s.guard.Lost(); len(lost) > 0 {
+		return &failure{Layer: layerStale, Path: lost[0].Path,
+			Msg: lost[0].Kind.String() + ": replaced or removed on the host since the sandbox was built"}
+	}
+	return nil
+}
+
+// holdProtected adds the protected names and pins ProtectNow just mounted.
+func holdProtected(s *setup) {
+	if s.guard != nil {
+		s.guard.HoldProtected(s.Plan)
+	}
+}
+
+// lifted is the protection the watch could not put back, reported with the
+// command's exit.
+var lifted struct {
+	sync.Mutex
+	err error
+}
+
+// watchMounts keeps the sandbox's binds in place while the command runs. It
+// sleeps in poll(2) on the mount table, which wakes it whenever a mount
+// comes or goes in this namespace, including the kernel detaching one
+// because the host replaced its path; on inotify watches of the directories
+// that hold the guarded paths, which wake it when a name is moved away
+// (its mount goes along, with no change to the table) or comes back; and
+// on the nearest existing directory above a path missing at the moment. Each time it mounts again whatever was lost (mounts.Guard.Restore).
+// What it cannot put back, it does not leave open: every process of the
+// sandbox is killed and the command's exit reports the path.
+//
+// It runs on a thread of its own: not the locked one that started the
+// command, so it keeps the init's capabilities in its user namespace and
+// stays outside the command's Landlock domain and seccomp filter.
+func watchMounts(g *mounts.Guard) {
+	mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		failClosed(os.NewSyscallError("open mountinfo", err))
+		return
+	}
+	ifd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		failClosed(os.NewSyscallError("inotify_init1", err))
+		return
+	}
+	const changed = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ONLYDIR
+	for _, d := range g.Parents() {
+		unix.InotifyAddWatch(ifd, d, changed) // unreadable: the mount table still tells of a detach
+	}
+	fds := []unix.PollFd{{Fd: int32(mfd), Events: unix.POLLPRI}, {Fd: int32(ifd), Events: unix.POLLIN}}
+	buf := make([]byte, 4096)
+	for {
+		dirs, err := g.Restore()
+		if err != nil {
+			failClosed(err)
+			return
+		}
+		for _, d := range dirs {
+			unix.InotifyAddWatch(ifd, d, changed)
+		}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				break
+			}
+		}
+		for {
+			if n, _ := unix.Read(ifd, buf); n <= 0 {
+				break
+			}
+		}
+	}
+}
+
+// failClosed kills every process in the sandbox but the init (kill(-1)
+// from PID 1) and keeps err for the command's exit report.
+func failClosed(err error) {
+	lifted.Lock()
+	lifted.err = err
+	lifted.Unlock()
+	unix.Kill(-1, unix.SIGKILL)
+}
+
+// liftedFailure is the failure sent with the exit report when the watch
+// killed the command, or nil.
+func liftedFailure() *failure {
+	lifted.Lock()
+	defer lifted.Unlock()
+	if lifted.err == nil {
+		return nil
+	}
+	f := failureOf("mount", "", lifted.err)
+	f.Msg += " (lifted on the host and not restored: the command was killed)"
+	var me *mounts.Error
+	if !errors.As(lifted.err, &me) {
+		f.Layer = "mount watch"
+	}
+	return f
+}
