@@ -34,8 +34,19 @@ type durableScene struct {
 	ws, ro string
 }
 
+// The scene lies outside /tmp: the sandbox has a /tmp of its own, where
+// the mount point of a bind is its own, out of the host's reach.
 func newDurableScene(t *testing.T) *durableScene {
-	s := &durableScene{ws: realDir(t), ro: realDir(t)}
+	return newDurableSceneIn(t, "/var/tmp")
+}
+
+func newDurableSceneIn(t *testing.T, dir string) *durableScene {
+	base, err := os.MkdirTemp(dir, "corral-durable-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	s := &durableScene{ws: filepath.Join(base, "ws"), ro: filepath.Join(base, "ro")}
+	require.NoError(t, os.Mkdir(s.ws, 0o755))
+	require.NoError(t, os.Mkdir(s.ro, 0o755))
 	require.NoError(t, unix.Mkfifo(filepath.Join(s.ro, "go"), 0o644))
 	return s
 }
@@ -45,14 +56,23 @@ func (s *durableScene) config() corral.Config {
 }
 
 // durableKinds are the kinds of protected path. probe exits 0 when the
-// sandbox is wrong about the path: the protection is lifted, or for the
-// workspace, it is no longer writable.
+// sandbox is wrong about the path: the protection is lifted. For the
+// workspace, wrong is judged on the host: the command's write did not land
+// in the host's workspace.
 var durableKinds = []struct {
 	name string
 	// setup makes the path on the host and configures it.
 	setup func(t *testing.T, s *durableScene, cfg *corral.Config) string
 	dir   bool
 	probe string
+	// hostWrong, when set, judges the run from the host instead of probe's
+	// status.
+	hostWrong func(p string) bool
+	// takeOnly: replacing the path while a command runs is not tried. A
+	// running command's Landlock rules name the workspace's directory as
+	// it was: a new one the host puts in its place stays unwritable to it
+	// whatever the mounts do, and the next command gets it.
+	takeOnly bool
 	// atStart: the protection is mounted when each command starts, so a
 	// sandbox built ahead does not hold it yet; its control run before a
 	// take needs the protection absent instead of the guard.
@@ -117,8 +137,10 @@ var durableKinds = []struct {
 		setup: func(t *testing.T, s *durableScene, cfg *corral.Config) string {
 			return s.ws
 		},
-		dir:   true,
-		probe: `! echo written > "$P/written"`,
+		dir:       true,
+		probe:     `echo written > "$P/written"`,
+		hostWrong: func(p string) bool { return !fileHas(filepath.Join(p, "written"), "written") },
+		takeOnly:  true,
 	},
 }
 
@@ -159,6 +181,9 @@ var durableReplacements = []struct {
 
 func TestProtectionsSurviveHostReplacingWhileRunning(t *testing.T) {
 	for _, k := range durableKinds {
+		if k.takeOnly {
+			continue
+		}
 		for _, r := range durableReplacements {
 			for _, guarded := range []bool{true, false} {
 				name := k.name + "/" + r.name
@@ -170,6 +195,9 @@ func TestProtectionsSurviveHostReplacingWhileRunning(t *testing.T) {
 					cfg := s.config()
 					p := k.setup(t, s, &cfg)
 					wrong := replaceWhileRunning(t, s, cfg, p, k.probe, guarded, func() { r.replace(t, p, k.dir) })
+					if k.hostWrong != nil {
+						wrong = k.hostWrong(p)
+					}
 					if guarded {
 						assert.False(t, wrong, "the probe found %s lifted", p)
 					} else {
@@ -250,13 +278,46 @@ func TestSandboxBuiltAheadIsCheckedWhenTaken(t *testing.T) {
 						var ee *corral.ExitError
 						require.ErrorAs(t, err, &ee, "the command ran: %s", out)
 					}
+					wrong := err == nil
+					if k.hostWrong != nil {
+						wrong = k.hostWrong(p)
+					}
 					if guarded {
-						assert.Error(t, err, "the probe found %s lifted: a stale sandbox was used", p)
+						assert.False(t, wrong, "the probe found %s lifted: a stale sandbox was used", p)
 					} else {
-						assert.NoError(t, err, "without the guard the probe should find %s lifted", p)
+						assert.True(t, wrong, "without the guard the probe should find %s lifted", p)
 					}
 				})
 			}
+		}
+	}
+}
+
+// A workspace under /tmp is bound onto the sandbox's own /tmp, where the
+// host cannot detach it; replaced on the host, the bind would go on showing
+// the old directory. The caller compares what each bind showed at build
+// with the host's path when it takes the sandbox.
+func TestWorkspaceUnderTmpReplacedBeforeTake(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	require.NoError(t, err)
+	for _, r := range durableReplacements {
+		for _, guarded := range []bool{true, false} {
+			name := r.name
+			if !guarded {
+				name += "/control without the guard"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := newDurableSceneIn(t, tmp)
+				sb := durableSandbox(t, s.config(), guarded)
+				require.NoError(t, sb.Warm(t.Context()))
+				r.replace(t, s.ws, true)
+				c := sb.Command(t.Context(), "sh", "-c", `echo written > "$P/written"`)
+				c.Env = []string{"PATH=/usr/bin:/bin", "P=" + s.ws}
+				out, err := c.CombinedOutput()
+				t.Logf("probe: %v %s", err, out)
+				landed := fileHas(filepath.Join(s.ws, "written"), "written")
+				assert.Equal(t, guarded, landed, "the write landed in the host's workspace")
+			})
 		}
 	}
 }

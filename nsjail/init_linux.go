@@ -67,7 +67,7 @@ func initMain([]string) int {
 		return 125
 	}
 	signals := <-subscribed
-	if err := send(conn, reply{Ready: true}); err != nil {
+	if err := send(conn, reply{Ready: true, Sources: sources(&s)}); err != nil {
 		return 125
 	}
 	var req execReq

@@ -156,7 +156,7 @@ type Command struct {
 // Start starts c in a sandbox: one built ahead of time when there is one
 // ready, a new one otherwise.
 func (j *Jail) Start(c *Command) (*Process, error) {
-	if p := j.takeBuilt(); p != nil {
+	if p := j.takeBuilt(); p != nil && !discardMoved(p) {
 		err := p.exec(c)
 		if err == nil {
 			return p, nil
@@ -240,7 +240,7 @@ func (j *Jail) build() (*Process, error) {
 		return nil, &Error{Layer: "init", Err: err}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, proc: proc, bare: j.bare, tmpDir: s.TmpDir}
-	if err := p.call(&s, nil, func(r *reply) bool { return r.Ready }); err != nil {
+	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
 		return nil, err
@@ -258,6 +258,7 @@ type Process struct {
 	bare    bool
 	tmpDir  string
 	started bool
+	sources []source // what its binds showed when built
 }
 
 // exec starts c in the built sandbox.

@@ -25,6 +25,50 @@ const layerStale = "stale"
 // clone with CLONE_NEWNS, open_tree and fsmount.
 const guardMountNamespaces = "3\n"
 
+// source is a file a bind shows: its path on the host and in the sandbox,
+// and its identity when the sandbox was built.
+type source struct {
+	Path     string
+	Dev, Ino uint64
+}
+
+// sources lists what each writable and read-only bind shows, right after
+// the tree is built. A bind whose mount point lies on the sandbox's own
+// tmpfs (a workspace under /tmp) is never detached by the host, but keeps
+// showing a directory the host may have removed or renamed since: only the
+// caller, which sees the host's path, can tell.
+func sources(s *setup) []source {
+	if s.NoGuard || s.Bare {
+		return nil
+	}
+	var out []source
+	for _, m := range s.Plan.Mounts {
+		if m.Kind != mounts.Bind && m.Kind != mounts.BindReadOnly {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(m.Path, &st) == nil {
+			out = append(out, source{Path: m.Path, Dev: st.Dev, Ino: st.Ino})
+		}
+	}
+	return out
+}
+
+// discardMoved kills a sandbox built ahead, and reports so, when a path one
+// of its binds showed names another file on the host now, or nothing: the
+// host replaced or removed it since. A stat per bind.
+func discardMoved(p *Process) bool {
+	for _, src := range p.sources {
+		var st unix.Stat_t
+		if unix.Stat(src.Path, &st) != nil || st.Dev != src.Dev || st.Ino != src.Ino {
+			p.Kill()
+			p.release()
+			return true
+		}
+	}
+	return false
+}
+
 // guardMounts records the binds just built, for the check when a command
 // takes the sandbox and for the watch while it runs. A test build may go
 // without (setup.NoGuard), to show what the guard prevents.
