@@ -59,9 +59,9 @@ type execReq struct {
 
 // reply is what the init says back.
 type reply struct {
-	Ready   bool     `json:",omitempty"`
-	Started bool     `json:",omitempty"`
-	Exited  bool     `json:",omitempty"`
+	Ready   bool `json:",omitempty"`
+	Started bool `json:",omitempty"`
+	Exited  bool `json:",omitempty"`
 	// Sources are the files the sandbox's writable and read-only binds
 	// show, with Ready: the caller checks them when it takes the sandbox.
 	Sources []source `json:",omitempty"`
