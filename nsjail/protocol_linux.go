@@ -59,14 +59,14 @@ type execReq struct {
 
 // reply is what the init says back.
 type reply struct {
-	Ready   bool `json:",omitempty"`
-	Started bool `json:",omitempty"`
-	Exited  bool `json:",omitempty"`
+	Ready   bool     `json:",omitempty"`
+	Started bool     `json:",omitempty"`
+	Exited  bool     `json:",omitempty"`
+	Status  uint32   `json:",omitempty"` // a wait status, with Exited
+	Fail    *failure `json:",omitempty"`
 	// Sources are the files the sandbox's writable and read-only binds
 	// show, with Ready: the caller checks them when it takes the sandbox.
 	Sources []source `json:",omitempty"`
-	Status  uint32   `json:",omitempty"` // a wait status, with Exited
-	Fail    *failure `json:",omitempty"`
 }
 
 // failure is an error that crossed the socket.
