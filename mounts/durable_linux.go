@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,7 +73,10 @@ func NewGuard(p *Plan) (*Guard, error) {
 }
 
 // fileCover clones the hidden file at p, an empty file nobody may read, to
-// serve as the cover of a file hidden again; -1 when p is a directory.
+// serve as the cover of a file hidden again: each one is a clone of this
+// detached clone, which nothing but the guard can reach. -1 when p is a
+// directory, or when the kernel cannot clone a detached mount (before
+// 6.15): a hidden file replaced on the host then ends the command.
 func fileCover(p string) int {
 	var st unix.Stat_t
 	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -82,6 +86,12 @@ func fileCover(p string) int {
 	if err != nil {
 		return -1
 	}
+	probe, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		unix.Close(fd)
+		return -1
+	}
+	unix.Close(probe)
 	return fd
 }
 
@@ -153,8 +163,14 @@ func (g *Guard) Lost() []Mount {
 func (g *Guard) Restore() (watch []string, err error) {
 	for range restorePasses {
 		watch, err = g.restorePass()
-		if !errors.Is(err, errReplaced) {
+		if !errors.Is(err, errReplaced) && !errors.Is(err, unix.ENOSPC) {
 			return watch, err
+		}
+		if errors.Is(err, unix.ENOSPC) {
+			// Each detached tree counts as a mount namespace until the
+			// kernel frees it, after an RCU grace period: a burst of
+			// restores may find the sandbox's limit reached for a moment.
+			time.Sleep(time.Millisecond)
 		}
 	}
 	return watch, err
@@ -200,7 +216,7 @@ var (
 
 // restorePasses bounds how often Restore goes over the mounts when a name
 // keeps being replaced while it restores it.
-const restorePasses = 16
+const restorePasses = 64
 
 // restore mounts m again onto the file its path names now, opened without
 // following a symlink and mounted through that descriptor: a command
@@ -230,9 +246,6 @@ func (g *Guard) restore(m Mount) (uint64, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("move_mount: %w", err)
-	}
-	if m.Kind == Hide && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		g.cover = fileCover(m.Path) // the old one is in place now
 	}
 	return fdMountID(tree)
 }

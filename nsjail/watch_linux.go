@@ -17,13 +17,14 @@ const layerStale = "stale"
 
 // guardMountNamespaces is the limit on mount namespaces in a guarded
 // sandbox's user namespace instead of 0: the kernel counts each detached
-// mount tree (open_tree, fsmount) as an anonymous mount namespace, and the
-// guard holds up to two besides the sandbox's own (a spare cover for hidden
-// files, and the tree it is putting back). The command still cannot create
-// one: that needs CAP_SYS_ADMIN, which it has nowhere without a user
-// namespace of its own (limited to 0), and seccomp refuses unshare, setns,
-// clone with CLONE_NEWNS, open_tree and fsmount.
-const guardMountNamespaces = "3\n"
+// mount tree (open_tree, fsmount) as an anonymous mount namespace until it
+// frees it after an RCU grace period, and the guard makes one per path it
+// puts back, besides the sandbox's own and a spare cover for hidden files.
+// The command still cannot create one: that needs CAP_SYS_ADMIN, which it
+// has nowhere without a user namespace of its own (limited to 0), and
+// seccomp refuses unshare, setns, clone with CLONE_NEWNS, open_tree and
+// fsmount.
+const guardMountNamespaces = "16\n"
 
 // source is a file a bind shows: its path on the host and in the sandbox,
 // and its identity when the sandbox was built.
