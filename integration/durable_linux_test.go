@@ -379,3 +379,30 @@ func waitMountsAt(ctx context.Context, t *testing.T, mountinfo, p string, want i
 		require.NoError(t, ctx.Err(), "the guard did not mount %s again", p)
 	}
 }
+
+// Moving a directory above a hidden path aside takes the hidden path's
+// mount along without any change to the mount table; a new directory with
+// a new secret in its place must be hidden too.
+func TestHiddenPathsDirectoryMovedAsideWhileRunning(t *testing.T) {
+	for _, guarded := range []bool{true, false} {
+		name := "guarded"
+		if !guarded {
+			name = "control without the guard"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := newDurableScene(t)
+			cfg := s.config()
+			conf := filepath.Join(s.ro, "conf")
+			p := filepath.Join(conf, "token")
+			require.NoError(t, os.Mkdir(conf, 0o755))
+			require.NoError(t, os.WriteFile(p, []byte("old"), 0o600))
+			cfg.HiddenPaths = []string{p}
+			wrong := replaceWhileRunning(t, s, cfg, p, `grep -q rotated "$P"`, guarded, func() {
+				require.NoError(t, os.Rename(conf, conf+".old"))
+				require.NoError(t, os.Mkdir(conf, 0o755))
+				require.NoError(t, os.WriteFile(p, []byte("rotated"), 0o600))
+			})
+			assert.Equal(t, !guarded, wrong, "the probe read the new secret")
+		})
+	}
+}

@@ -130,15 +130,20 @@ func before(a, b Mount) bool {
 	return a.Kind < b.Kind
 }
 
-// Parents returns the directories that hold the recorded mounts' paths.
-// A name moved away from one of them takes its mount along without any
-// change to the mount table, so a watch on the mount table alone misses
-// it: the caller watches these too.
-func (g *Guard) Parents() []string {
+// Ancestors returns every directory above the recorded mounts' paths. A
+// name moved away from one of them (the path itself, or a directory above
+// it) takes the mount along without any change to the mount table, so a
+// watch on the mount table alone misses it: the caller watches these too.
+func (g *Guard) Ancestors() []string {
 	var out []string
 	for _, h := range g.held {
-		if d := path.Dir(h.m.Path); !slices.Contains(out, d) {
-			out = append(out, d)
+		for d := path.Dir(h.m.Path); ; d = path.Dir(d) {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+			if d == "/" {
+				break
+			}
 		}
 	}
 	return out

@@ -116,10 +116,11 @@ var lifted struct {
 // watchMounts keeps the sandbox's binds in place while the command runs. It
 // sleeps in poll(2) on the mount table, which wakes it whenever a mount
 // comes or goes in this namespace, including the kernel detaching one
-// because the host replaced its path; on inotify watches of the directories
-// that hold the guarded paths, which wake it when a name is moved away
-// (its mount goes along, with no change to the table) or comes back; and
-// on the nearest existing directory above a path missing at the moment. Each time it mounts again whatever was lost (mounts.Guard.Restore).
+// because the host replaced its path; on inotify watches of every directory
+// above the guarded paths, which wake it when a name is moved away (its
+// mount goes along, with no change to the table: the path itself, or a
+// directory above it) or comes back; and on the nearest existing directory
+// above a path missing at the moment. Each time it mounts again whatever was lost (mounts.Guard.Restore).
 // What it cannot put back, it does not leave open: every process of the
 // sandbox is killed and the command's exit reports the path.
 //
@@ -138,7 +139,7 @@ func watchMounts(g *mounts.Guard) {
 		return
 	}
 	const changed = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ONLYDIR
-	for _, d := range g.Parents() {
+	for _, d := range g.Ancestors() {
 		unix.InotifyAddWatch(ifd, d, changed) // unreadable: the mount table still tells of a detach
 	}
 	fds := []unix.PollFd{{Fd: int32(mfd), Events: unix.POLLPRI}, {Fd: int32(ifd), Events: unix.POLLIN}}
