@@ -19,6 +19,9 @@
 // could take its place. So the directories between a writable root and such
 // a path are pinned, bound onto themselves read-write, which makes them mount
 // points the command can neither rename nor remove.
+//
+// The host can undo a bind, by replacing or moving its path: a [Guard]
+// (Linux only) records the binds and puts back those the host undid.
 package mounts
 
 import (
