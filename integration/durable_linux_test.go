@@ -333,7 +333,8 @@ func TestWorkspaceRemovedBeforeTake(t *testing.T) {
 	err := sb.Command(t.Context(), "true").Run()
 	var se *corral.SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Contains(t, err.Error(), s.ws)
+	assert.Equal(t, "workspace", se.Layer)
+	assert.Contains(t, err.Error(), s.ws+": no longer exists on the host")
 }
 
 func durableSandbox(t *testing.T, cfg corral.Config, guarded bool) *corral.Sandbox {

@@ -107,6 +107,9 @@ func build(s *setup) *failure {
 		return prepareBare()
 	}
 	if err := mounts.Execute(s.Plan); err != nil {
+		if f := rootGone(s, err); f != nil {
+			return f
+		}
 		return failureOf(mountLayer(err), "", err)
 	}
 	if f := guardMounts(s); f != nil {

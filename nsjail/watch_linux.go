@@ -70,6 +70,21 @@ func discardMoved(p *Process) bool {
 	return false
 }
 
+// rootGone names a workspace or writable path that no longer exists on
+// the host (removed since New checked it) as what it is, rather than as a
+// failed bind; nil for any other failure.
+func rootGone(s *setup, err error) *failure {
+	var me *mounts.Error
+	if !errors.As(err, &me) || me.Kind != mounts.Bind || !errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	layer := "writable path"
+	if me.Path == s.Workspace {
+		layer = "workspace"
+	}
+	return &failure{Layer: layer, Path: me.Path, Msg: "no longer exists on the host", Errno: uintptr(unix.ENOENT)}
+}
+
 // guardMounts records the binds just built, for the check when a command
 // takes the sandbox and for the watch while it runs. A test build may go
 // without (setup.NoGuard), to show what the guard prevents.
