@@ -90,13 +90,14 @@ func initMain([]string) int {
 		go watchMounts(s.guard)
 	}
 	status := reap(pid)
+	lifted := liftedFailure()
 	if !s.Bare {
 		killRest()
 	}
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Fail: liftedFailure()})
+	send(conn, reply{Exited: true, Status: uint32(status), Fail: lifted})
 	return exitCode(status)
 }
 

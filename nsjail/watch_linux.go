@@ -122,10 +122,12 @@ func holdProtected(s *setup) {
 }
 
 // lifted is the protection the watch could not put back, reported with the
-// command's exit.
+// command's exit; ended is set once the command has exited, after which
+// nothing the watch finds concerns it.
 var lifted struct {
 	sync.Mutex
-	err error
+	err   error
+	ended bool
 }
 
 // watchMounts keeps the sandbox's binds in place while the command runs. It
@@ -185,16 +187,21 @@ func watchMounts(g *mounts.Guard) {
 // from PID 1) and keeps err for the command's exit report.
 func failClosed(err error) {
 	lifted.Lock()
-	lifted.err = err
-	lifted.Unlock()
-	unix.Kill(-1, unix.SIGKILL)
+	defer lifted.Unlock()
+	if !lifted.ended {
+		lifted.err = err
+		unix.Kill(-1, unix.SIGKILL)
+	}
 }
 
 // liftedFailure is the failure sent with the exit report when the watch
-// killed the command, or nil.
+// killed the command, or nil. The watch reports nothing after it.
+//
+// Preconditions: the command has exited.
 func liftedFailure() *failure {
 	lifted.Lock()
 	defer lifted.Unlock()
+	lifted.ended = true
 	if lifted.err == nil {
 		return nil
 	}
