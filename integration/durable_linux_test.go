@@ -407,3 +407,51 @@ func TestHiddenPathsDirectoryMovedAsideWhileRunning(t *testing.T) {
 		})
 	}
 }
+
+// A hidden file the host replaces with a symlink cannot be covered again
+// (a mount cannot sit on a symlink): the command is killed and the error
+// names the path, rather than reading through the link.
+func TestHiddenFileReplacedBySymlinkEndsTheCommand(t *testing.T) {
+	for _, guarded := range []bool{true, false} {
+		name := "guarded"
+		if !guarded {
+			name = "control without the guard"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := newDurableScene(t)
+			cfg := s.config()
+			p := filepath.Join(s.ro, "token")
+			require.NoError(t, os.WriteFile(p, []byte("old"), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(s.ro, "rotated"), []byte("rotated"), 0o644))
+			cfg.HiddenPaths = []string{p}
+			sb := durableSandbox(t, cfg, guarded)
+			fifo := filepath.Join(s.ro, "go")
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			c := sb.Command(ctx, "sh", "-c", `read x < "$FIFO"; grep -q rotated "$P"`)
+			c.Env = []string{"PATH=/usr/bin:/bin", "P=" + p, "FIFO=" + fifo}
+			c.Dir = "/"
+			require.NoError(t, c.Start())
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			require.NoError(t, os.Symlink("rotated", p+".new"))
+			require.NoError(t, os.Rename(p+".new", p))
+			if !guarded {
+				// Guarded, the command is killed while it waits: no go.
+				_, err = f.WriteString("go\n")
+				require.NoError(t, err)
+				f.Close()
+			}
+			err = c.Wait()
+			t.Logf("wait: %v", err)
+			if guarded {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), p)
+				assert.Contains(t, err.Error(), "the command was killed")
+			} else {
+				assert.NoError(t, err, "without the guard the probe reads the new secret")
+			}
+		})
+	}
+}
