@@ -110,24 +110,14 @@ func (g *Guard) HoldProtected(p *Plan) {
 			g.held = append(g.held, held{m: m, id: id})
 		}
 	}
-	g.sort()
-}
-
-// sort puts the held mounts back in plan order (depth, then kind), so that a
-// parent is restored before what lies beneath it.
-func (g *Guard) sort() {
-	for i := 1; i < len(g.held); i++ {
-		for j := i; j > 0 && before(g.held[j].m, g.held[j-1].m); j-- {
-			g.held[j], g.held[j-1] = g.held[j-1], g.held[j]
+	// Back in plan order (depth, then kind), so that a parent is restored
+	// before what lies beneath it.
+	slices.SortStableFunc(g.held, func(a, b held) int {
+		if d := depth(a.m.Path) - depth(b.m.Path); d != 0 {
+			return d
 		}
-	}
-}
-
-func before(a, b Mount) bool {
-	if d := depth(a.Path) - depth(b.Path); d != 0 {
-		return d < 0
-	}
-	return a.Kind < b.Kind
+		return int(a.m.Kind) - int(b.m.Kind)
+	})
 }
 
 // Ancestors returns every directory above the recorded mounts' paths. A
