@@ -455,3 +455,27 @@ func TestHiddenFileReplacedBySymlinkEndsTheCommand(t *testing.T) {
 		})
 	}
 }
+
+// A hidden directory the host replaces with a file is covered with what
+// the guard has for files when no hidden file gave it an empty one to
+// clone (as on kernels before 6.15): a /dev/null nobody may open.
+func TestHiddenDirectoryReplacedByFileWhileRunning(t *testing.T) {
+	for _, guarded := range []bool{true, false} {
+		name := "guarded"
+		if !guarded {
+			name = "control without the guard"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := newDurableScene(t)
+			cfg := s.config()
+			p := filepath.Join(s.ro, "keys")
+			require.NoError(t, os.Mkdir(p, 0o700))
+			cfg.HiddenPaths = []string{p}
+			wrong := replaceWhileRunning(t, s, cfg, p, `grep -q rotated "$P"`, guarded, func() {
+				require.NoError(t, os.Remove(p))
+				require.NoError(t, os.WriteFile(p, []byte("rotated"), 0o644))
+			})
+			assert.Equal(t, !guarded, wrong, "the probe read the new secret")
+		})
+	}
+}

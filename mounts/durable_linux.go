@@ -25,6 +25,10 @@ import (
 // a command takes it); [Guard.Restore] mounts them again onto whatever the
 // path names now, the way they were mounted first.
 //
+// A path the host turned into a symlink cannot be covered (a mount cannot
+// sit on one): Restore reports it, except for protected names and pins,
+// which are skipped as ProtectNow skips them.
+//
 // Overlays are not restored: a changeset's workspace whose lower directory
 // the host removed shows the read-only host tree beneath, which lifts no
 // protection.
@@ -76,7 +80,7 @@ func NewGuard(p *Plan) (*Guard, error) {
 // serve as the cover of a file hidden again: each one is a clone of this
 // detached clone, which nothing but the guard can reach. -1 when p is a
 // directory, or when the kernel cannot clone a detached mount (before
-// 6.15): a hidden file replaced on the host then ends the command.
+// 6.15): files are then covered with an unopenable /dev/null (nullCover).
 func fileCover(p string) int {
 	var st unix.Stat_t
 	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFDIR {
@@ -280,7 +284,7 @@ func (g *Guard) tree(m Mount, fd int, dir bool) (int, error) {
 func (g *Guard) hideTree(dir bool) (int, error) {
 	if !dir {
 		if g.cover < 0 {
-			return -1, errors.New("no empty file to cover a file with")
+			return nullCover()
 		}
 		return unix.OpenTree(g.cover, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 	}
@@ -299,6 +303,23 @@ func (g *Guard) hideTree(dir bool) (int, error) {
 	}
 	attrs := unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 	return unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, attrs)
+}
+
+// nullCover covers a file when there is no empty file to clone (no hidden
+// path was a file at build, or the kernel cannot clone a detached mount):
+// the sandbox's /dev/null, which the host cannot reach, on a mount that
+// allows no device, so that opening it fails with EACCES.
+func nullCover() (int, error) {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, "/dev/null", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("open_tree /dev/null: %w", err)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		unix.Close(tree)
+		return -1, fmt.Errorf("mount_setattr: %w", err)
+	}
+	return tree, nil
 }
 
 // mountID returns the id of the mount that p (not following a final
