@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 	"github.com/corralhq/corral/internal/testhook"
 )
 
@@ -107,7 +108,7 @@ func doctorIn(t *testing.T, args ...string) (string, int) {
 
 func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
 	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
-		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+		hosttest.Skipf(t, "this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
 	}
 	out, code := doctorIn(t)
 	require.Equal(t, 0, code, out)
@@ -133,7 +134,7 @@ func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
 
 func TestDoctorChecksTheConfigFilesPolicy(t *testing.T) {
 	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
-		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+		hosttest.Skipf(t, "this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
 	}
 	warn := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nfallback = \"warn\"\n")
 	off := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nmode = \"disabled\"\n")
