@@ -61,7 +61,7 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		return err
 	}
 	if cfg, err = cfg.Resolved(); err != nil {
-		return &exitError{code: exitSetup, msg: err.Error()}
+		return f.configFailure(err)
 	}
 	if platform == "darwin" {
 		if cfg.Changeset != "" {

@@ -148,7 +148,8 @@ func newRunCmd() *cobra.Command {
 ` + configHelp + `
 
 Exit status: the command's own; 128+N when killed by signal N; 127 command not
-found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
+found; 126 not executable; 125 the sandbox could not be set up; 2 usage error,
+including a path or --cwd that does not exist or cannot be used.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(); err != nil {
@@ -165,7 +166,7 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 			if err := f.needsChangeset(cfg); err != nil {
 				return err
 			}
-			err = runCommand(cfg, f.cwd, f.timeout, args)
+			err = runCommand(cfg, &f, args)
 			if f.review {
 				return reviewAfterRun(cfg.Changeset, err)
 			}
@@ -181,12 +182,13 @@ func usageError(format string, args ...any) error {
 	return fmt.Errorf(format, args...)
 }
 
-// runCommand runs args in a sandbox made from cfg, in cwd, killed after
-// timeout when it is not zero.
-func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []string) error {
+// runCommand runs args in a sandbox made from cfg, in --cwd, killed after
+// --timeout when it is not zero.
+func runCommand(cfg corral.Config, f *runFlags, args []string) error {
+	cwd, timeout := f.cwd, f.timeout
 	sb, err := corral.New(cfg)
 	if err != nil {
-		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		return notStarted(f.configFailure(err))
 	}
 	ctx := context.Background()
 	if timeout > 0 {
@@ -201,7 +203,7 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 	if err := c.Start(); err != nil {
-		return notStarted(startError(err))
+		return notStarted(startError(err, cwd))
 	}
 	go func() {
 		for sig := range signals {
@@ -215,10 +217,14 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 	return exitStatus(c, err)
 }
 
-// startError maps a failure to start onto the contract's exit statuses.
-func startError(err error) error {
+// startError maps a failure to start onto the contract's exit statuses. A
+// --cwd that is not a directory inside the sandbox is a usage error.
+func startError(err error, cwd string) error {
 	var ee *corral.ExecError
+	var se *corral.SetupError
 	switch {
+	case cwd != "" && errors.As(err, &se) && se.Layer == "workdir":
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--cwd %s: %v", cwd, se.Err)}
 	case errors.Is(err, corral.ErrNotFound):
 		return &exitError{code: exitNotFound, msg: err.Error()}
 	case errors.Is(err, corral.ErrNotExecutable):
