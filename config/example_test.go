@@ -36,15 +36,18 @@ func TestExampleFile(t *testing.T) {
 		Fallback:      FallbackFail,
 		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
 		AllowPlanting: []string{".git/hooks"},
+		ConfigFile:    cfg.File,
 	}, coder.Sandbox)
 
 	reviewer, _ := cfg.Agent("reviewer")
 	assert.Equal(t, Sandbox{
-		Mode:     corral.ModeEnabled,
-		Network:  corral.NetworkNone,
-		Fallback: FallbackFail,
-		Env:      []string{"CI=1"},
+		Mode:       corral.ModeEnabled,
+		Network:    corral.NetworkNone,
+		Fallback:   FallbackFail,
+		Env:        []string{"CI=1"},
+		ConfigFile: cfg.File,
 	}, reviewer.Sandbox)
+	assert.Equal(t, []string{cfg.File}, reviewer.Sandbox.CorralConfig().PolicyFiles, "the file is kept read-only in its sandboxes")
 }
 
 // TestExampleFileCommentedKeys checks the keys shown commented out, which a

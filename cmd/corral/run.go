@@ -23,6 +23,8 @@ type runFlags struct {
 	writable  []string
 	readOnly  []string
 	hidden    []string
+	reveal    []string
+	allowHome bool
 	network   string
 	cwd       string
 	env       []string
@@ -46,6 +48,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
 	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
+	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
+	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
 	fl.StringVar(&f.network, "net", "host", "network: host or none")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
@@ -101,7 +105,7 @@ func (f *runFlags) validatePaths() error {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}} {
+	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}, {"reveal", f.reveal}} {
 		if slices.Contains(l.paths, "") {
 			return usageError("--%s: empty path", l.flag)
 		}
@@ -124,6 +128,8 @@ func (f *runFlags) config() (corral.Config, error) {
 		WritablePaths:    append(slices.Clone(f.writable), f.changesetWritable...),
 		ReadOnlyPaths:    f.readOnly,
 		HiddenPaths:      f.hidden,
+		Reveal:           f.reveal,
+		AllowHome:        f.allowHome,
 		Network:          corral.Network(f.network),
 		Env:              f.env,
 		Changeset:        f.changeset,
@@ -177,6 +183,25 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 	return cmd
 }
 
+// newError maps an error of corral.New or Config.Resolved onto the exit
+// statuses: a path the policy refuses is a usage error, anything else a
+// sandbox that could not be set up.
+func newError(err error) error {
+	var ce *corral.ConfigError
+	switch {
+	case errors.Is(err, corral.ErrWritableHome) && errors.As(err, &ce):
+		where := ce.Value + " (the workspace: --workspace, else the current directory)"
+		if ce.Field != "Workspace" {
+			where = ce.Value + " (--writable)"
+		}
+		return &exitError{code: exitUsage, msg: fmt.Sprintf(
+			"%s is your home directory or holds it: a command could plant code that runs at your next login; work in a project directory, or pass --allow-home", where)}
+	case errors.Is(err, corral.ErrRefusedPath):
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	return &exitError{code: exitSetup, msg: err.Error()}
+}
+
 func usageError(format string, args ...any) error {
 	return fmt.Errorf(format, args...)
 }
@@ -186,7 +211,7 @@ func usageError(format string, args ...any) error {
 func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []string) error {
 	sb, err := corral.New(cfg)
 	if err != nil {
-		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		return notStarted(newError(err))
 	}
 	ctx := context.Background()
 	if timeout > 0 {
