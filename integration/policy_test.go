@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -224,4 +225,33 @@ func TestCredentialStoresHiddenOnEachRung(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A file config.Runtime watches is kept read-only in the sandboxes built
+// from what it hands out: a new file renamed into place is refused.
+func TestWatchedPolicyFileIsReadOnly(t *testing.T) {
+	attack := `set -- conf/new.toml; ` + disable + `; mv -f conf/new.toml conf/corral.toml`
+	watch := func(t *testing.T, file string) *config.Runtime {
+		r, err := config.Watch(file, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	bare, file := policyScene(t)
+	r := watch(t, file)
+	cfg := r.Config().Agents[0].Sandbox.CorralConfig()
+	cfg.Workspace, cfg.PolicyFiles = bare.ws, nil
+	bare.sandboxed(cfg, attack)
+	require.Eventually(t, func() bool { return r.Config().Agents[0].Sandbox.Mode == corral.ModeDisabled },
+		10*time.Second, 10*time.Millisecond, "the probe must work without the protection")
+
+	boxed, file := policyScene(t)
+	r = watch(t, file)
+	cfg = r.Config().Agents[0].Sandbox.CorralConfig()
+	cfg.Workspace = boxed.ws
+	res := boxed.sandboxed(cfg, attack)
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, policyEnabled, string(got), "replaced the watched file:\n%s", res)
+	assert.Equal(t, corral.ModeEnabled, r.Config().Agents[0].Sandbox.Mode)
 }
