@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -243,4 +244,22 @@ func TestPolicyFiles(t *testing.T) {
 	rc, err := Config{Workspace: ws, PolicyFiles: []string{linkOutside}}.Resolved()
 	require.NoError(t, err)
 	assert.Equal(t, []string{inWs}, rc.PolicyFiles)
+}
+
+// TestCredentialStoresDocumented keeps docs/layers.md listing every store.
+func TestCredentialStoresDocumented(t *testing.T) {
+	doc, err := os.ReadFile("docs/layers.md")
+	require.NoError(t, err)
+	inHome, system := credentialStoreNames()
+	for _, n := range inHome {
+		assert.Contains(t, string(doc), "`"+n+"`")
+	}
+	for _, n := range system {
+		if strings.HasPrefix(n, "/etc/ssh/ssh_host_") {
+			kind := strings.TrimSuffix(strings.TrimPrefix(n, "/etc/ssh/ssh_host_"), "_key")
+			assert.Regexp(t, "/etc/ssh/ssh_host_\\{[a-z0-9,]*"+kind+"[a-z0-9,]*\\}_key", string(doc))
+			continue
+		}
+		assert.Contains(t, string(doc), "`"+n+"`")
+	}
 }
