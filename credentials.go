@@ -19,6 +19,7 @@ func credentialStoreNames() (inHome, system []string) {
 		".cargo/credentials", ".cargo/credentials.toml",
 		".terraform.d/credentials.tfrc.json", ".vault-token",
 		".mozilla", ".config/google-chrome", ".config/chromium",
+		"Library/Keychains", // macOS
 	}
 	system = []string{
 		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",

@@ -168,6 +168,10 @@ func (s *spec) policyFile(f string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", nil
 	}
+	if extraLinks(abs, fi) {
+		return "", &ConfigError{Field: "PolicyFiles", Value: f, Err: ErrRefusedPath,
+			Reason: "has more than one hard link, through which a command could write it; give it a single link"}
+	}
 	links, real, err := symlinksOn(abs)
 	if err != nil {
 		return "", &ConfigError{Field: "PolicyFiles", Value: f, Reason: "cannot be resolved", Err: err}

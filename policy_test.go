@@ -224,6 +224,13 @@ func TestPolicyFiles(t *testing.T) {
 		assert.Contains(t, err.Error(), "inside the writable path "+ws)
 	}
 
+	hard := filepath.Join(ws, "hard.toml")
+	require.NoError(t, os.Link(real, hard))
+	_, err = Config{Workspace: ws, PolicyFiles: []string{real}}.resolve()
+	require.ErrorIs(t, err, ErrRefusedPath, "a second link could be written")
+	assert.Contains(t, err.Error(), "more than one hard link")
+	require.NoError(t, os.Remove(hard))
+
 	_, err = Config{Workspace: ws, PolicyFiles: []string{filepath.Join(ws, "missing.toml")}}.resolve()
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
