@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,8 +255,12 @@ func TestPolicyFiles(t *testing.T) {
 }
 
 // TestCredentialStoresDocumented keeps docs/layers.md listing every store.
+// It finds the file from this source file, as the unprivileged run starts
+// the binary elsewhere.
 func TestCredentialStoresDocumented(t *testing.T) {
-	doc, err := os.ReadFile("docs/layers.md")
+	_, self, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	doc, err := os.ReadFile(filepath.Join(filepath.Dir(self), "docs", "layers.md"))
 	require.NoError(t, err)
 	inHome, system := credentialStoreNames()
 	for _, n := range inHome {
