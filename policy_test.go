@@ -275,3 +275,21 @@ func TestCredentialStoresDocumented(t *testing.T) {
 		assert.Contains(t, string(doc), "`"+n+"`")
 	}
 }
+
+// /root is hidden whole only when it is not the caller's home, and yields
+// to a configured path inside it where every other store refuses one.
+func TestRootHomeStore(t *testing.T) {
+	fakeHome(t)
+	assert.Equal(t, !slices.Contains(callerHomes(), rootHome), slices.Contains(CredentialStores(), rootHome))
+
+	s := &spec{Workspace: "/root/project"}
+	skip, err := s.storeConflict(store{name: rootHome, real: rootHome})
+	assert.True(t, skip, "left visible")
+	assert.NoError(t, err)
+	skip, err = s.storeConflict(store{name: "/root/project", real: "/root/project"})
+	assert.True(t, skip)
+	assert.ErrorIs(t, err, ErrRefusedPath)
+	skip, err = s.storeConflict(store{name: "/srv/keys", real: "/srv/keys"})
+	assert.False(t, skip, "unrelated")
+	assert.NoError(t, err)
+}
