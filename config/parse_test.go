@@ -371,3 +371,20 @@ func TestLoad(t *testing.T) {
 	assert.Contains(t, err.Error(), "load config: open ")
 	assert.Contains(t, err.Error(), "missing.toml: no such file or directory")
 }
+
+func TestParseRevealAndAllowHome(t *testing.T) {
+	doc := "[[agents]]\nid = \"a\"\n[agents.sandbox]\nreveal = [\"keys\", \"/home/me/.aws\"]\nallow_home = true\n"
+	cfg, err := Parse(strings.NewReader(doc), "/etc/corral/agents.toml")
+	require.NoError(t, err)
+	sb := cfg.Agents[0].Sandbox
+	assert.Equal(t, []string{"/etc/corral/keys", "/home/me/.aws"}, sb.Reveal, "relative to the file")
+	assert.True(t, sb.AllowHome)
+	c := sb.CorralConfig()
+	assert.Equal(t, sb.Reveal, c.Reveal)
+	assert.True(t, c.AllowHome)
+
+	_, err = Parse(strings.NewReader("[[agents]]\nid = \"a\"\n[agents.sandbox]\nreveal = [\"~/.aws\"]\n"), "x.toml")
+	assert.EqualError(t, err, `x.toml:4: agents[0].sandbox.reveal[0]: "~/.aws": ~ is not expanded; write the full path`)
+	_, err = Parse(strings.NewReader("[[agents]]\nid = \"a\"\n[agents.sandbox]\nallow_home = \"yes\"\n"), "x.toml")
+	assert.ErrorContains(t, err, "want a boolean")
+}
