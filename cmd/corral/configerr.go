@@ -25,6 +25,9 @@ var configNames = map[string]struct{ flag, key string }{
 	"Changeset":        {"--changeset", "changeset"},
 	"ChangesetPaths":   {"--changeset-writable", "changeset_paths"},
 	"AllowUnixSockets": {"--allow-unix-sockets", "allow_unix_sockets"},
+	"AllowHome":        {"--allow-home", "allow_home"},
+	"Reveal":           {"--reveal", "reveal"},
+	"PolicyFiles":      {"--config", ""},
 }
 
 // configFailure turns an error of corral.New or Config.Resolved into the
@@ -36,11 +39,18 @@ func (f *runFlags) configFailure(err error) *exitError {
 	if !errors.As(err, &ce) {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}
-	name := f.nameOf(ce)
-	if ce.Value == "" {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s", name, ce.Reason)}
+	what := f.nameOf(ce)
+	if ce.Value != "" {
+		what += " " + ce.Value
 	}
-	return &exitError{code: exitUsage, msg: fmt.Sprintf("%s %s: %s", name, ce.Value, ce.Reason)}
+	if ce.Field == "Workspace" && !f.given("workspace") && f.configFile == "" {
+		what += " (the current directory)"
+	}
+	if errors.Is(err, corral.ErrWritableHome) {
+		return &exitError{code: exitUsage, msg: what + " is your home directory or holds it: " +
+			"a command could plant code that runs at your next login; work in a project directory, or pass --allow-home"}
+	}
+	return &exitError{code: exitUsage, msg: what + ": " + ce.Reason}
 }
 
 // nameOf names the flag or config file key behind ce's field.
@@ -83,6 +93,8 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		return f.given("fallback")
 	case "Changeset":
 		return f.given("changeset")
+	case "Reveal":
+		given = f.reveal
 	}
 	return slices.Contains(given, ce.Value)
 }

@@ -60,6 +60,8 @@ func TestRunBadFallback(t *testing.T) {
 	assertOneLine(t, stderr, `--fallback "maybe"`)
 }
 
+const noneHidden = "\ncredential stores hidden by default (--reveal PATH shows one): none here\n"
+
 // TestDoctorTextSeatbelt prints a macOS report, which has one layer.
 func TestDoctorTextSeatbelt(t *testing.T) {
 	tests := []struct {
@@ -70,12 +72,18 @@ func TestDoctorTextSeatbelt(t *testing.T) {
 		{"works", corral.Report{
 			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}},
 			Fallback: corral.FallbackFail, Rung: corral.RungSeatbelt, OK: true,
-		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n"},
+		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n" + noneHidden},
+		{"hidden stores", corral.Report{
+			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}},
+			Fallback: corral.FallbackFail, Rung: corral.RungSeatbelt, OK: true,
+			HiddenByDefault: []string{"/Users/me/.ssh", "/Users/me/.aws"},
+		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n\n" +
+			"credential stores hidden by default (--reveal PATH shows one):\n  /Users/me/.ssh\n  /Users/me/.aws\n"},
 		{"refused", corral.Report{
 			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Reason: "/usr/bin/sandbox-exec not found"}},
 			Fallback: corral.FallbackFail, Problem: `seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)`,
 		}, "seatbelt  unavailable: /usr/bin/sandbox-exec not found\n\nrung:  none with fallback fail: run refuses to start\n" +
-			`       seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)` + "\n"},
+			`       seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)` + "\n" + noneHidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,8 @@ type runFlags struct {
 	writable  []string
 	readOnly  []string
 	hidden    []string
+	reveal    []string
+	allowHome bool
 	network   string
 	cwd       string
 	env       []string
@@ -46,6 +48,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
 	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
+	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
+	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
 	fl.StringVar(&f.network, "net", "host", "network: host or none")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
@@ -101,7 +105,7 @@ func (f *runFlags) validatePaths() error {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}} {
+	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}, {"reveal", f.reveal}} {
 		if slices.Contains(l.paths, "") {
 			return usageError("--%s: empty path", l.flag)
 		}
@@ -124,6 +128,8 @@ func (f *runFlags) config() (corral.Config, error) {
 		WritablePaths:    append(slices.Clone(f.writable), f.changesetWritable...),
 		ReadOnlyPaths:    f.readOnly,
 		HiddenPaths:      f.hidden,
+		Reveal:           f.reveal,
+		AllowHome:        f.allowHome,
 		Network:          corral.Network(f.network),
 		Env:              f.env,
 		Changeset:        f.changeset,
