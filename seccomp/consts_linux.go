@@ -8,6 +8,7 @@ const (
 	tioclinux      = unix.TIOCLINUX
 	afUnix         = unix.AF_UNIX
 	afInet         = unix.AF_INET
+	afNetlink      = unix.AF_NETLINK
 	afInet6        = unix.AF_INET6
 	cloneNewNS     = unix.CLONE_NEWNS
 	cloneNewCgroup = unix.CLONE_NEWCGROUP

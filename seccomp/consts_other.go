@@ -8,6 +8,7 @@ const (
 	tioclinux      = 0x541c
 	afUnix         = 1
 	afInet         = 2
+	afNetlink      = 16
 	afInet6        = 10
 	cloneNewNS     = 0x0002_0000
 	cloneNewCgroup = 0x0200_0000

@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"errors"
+	"slices"
 	"syscall"
 )
 
@@ -138,6 +139,41 @@ func socketRules(o Options) []Rule {
 		for _, af := range []uint64{afInet, afInet6} {
 			rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPERM, Arg: &Arg{Mask: mask32, Value: af},
 				Reason: "no network: there is no network namespace to keep the command off the host's"})
+		}
+	}
+	return append(rs, familyRules()...)
+}
+
+// neededFamilies are the socket families a command may create: unix and
+// IP (within the options above), and netlink, which libc asks for the
+// machine's addresses (getaddrinfo, getifaddrs). Its privileged protocols
+// need capabilities the command does not have.
+var neededFamilies = []uint64{afUnix, afInet, afInet6, afNetlink}
+
+// familyBits is how far families are refused one by one; every family from
+// 1<<familyBits up is refused by the bits it sets. The kernel knows fewer
+// than 64 (AF_MAX is 46 in 6.x) and refuses the rest itself.
+const familyBits = 6
+
+// familyRules refuse every other socket family, with the errno of a kernel
+// built without it: AF_VSOCK reaches the host (on a virtual machine, the
+// hypervisor) whatever the network setting, AF_ALG hands the kernel's
+// crypto code to the command, and packet, bluetooth, tipc, rds, xdp and the
+// rest are kernel attack surface no command needs. socketpair gets the same
+// list: only unix pairs are allowed.
+func familyRules() []Rule {
+	const reason = "a socket family no command needs: kernel attack surface, and vsock reaches the host whatever the network"
+	var rs []Rule
+	for _, call := range []string{"socket", "socketpair"} {
+		// 0 (AF_UNSPEC) the kernel refuses itself.
+		for af := uint64(1); af < 1<<familyBits; af++ {
+			if call == "socket" && slices.Contains(neededFamilies, af) || call == "socketpair" && af == afUnix {
+				continue
+			}
+			rs = append(rs, Rule{Syscall: call, Errno: syscall.EAFNOSUPPORT, Arg: &Arg{Mask: mask32, Value: af}, Reason: reason})
+		}
+		for bit := familyBits; bit < 32; bit++ {
+			rs = append(rs, Rule{Syscall: call, Errno: syscall.EAFNOSUPPORT, Arg: &Arg{Mask: 1 << bit, Value: 1 << bit}, Reason: reason})
 		}
 	}
 	return rs
