@@ -43,6 +43,10 @@ const (
 	LayerMountNS  = "mount namespace"
 	LayerPIDNS    = "pid namespace"
 	LayerNetNS    = "network namespace"
+	// LayerKernelNS are the IPC, UTS and cgroup namespaces, which keep the
+	// host's System V IPC objects, POSIX message queues, host name and
+	// cgroup path out of the sandbox.
+	LayerKernelNS = "ipc, uts and cgroup namespaces"
 	LayerProc     = "proc"
 	LayerOverlay  = "overlayfs"
 	LayerLandlock = "landlock"
@@ -152,7 +156,7 @@ func bestEffort(h *host, n needs, without []LayerStatus) *rungPlan {
 
 // namespaceNeeds are the layers the full rung builds its tree from.
 func namespaceNeeds(h *host, n needs) []LayerStatus {
-	ls := []LayerStatus{h.status(LayerUserNS), h.status(LayerMountNS), h.status(LayerPIDNS), h.status(LayerProc)}
+	ls := []LayerStatus{h.status(LayerUserNS), h.status(LayerMountNS), h.status(LayerPIDNS), h.status(LayerKernelNS), h.status(LayerProc)}
 	if n.netNone {
 		ls = append(ls, h.status(LayerNetNS))
 	}

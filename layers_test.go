@@ -15,7 +15,7 @@ import (
 // fakeHost has every layer, Landlock at abi, minus the ones named.
 func fakeHost(abi int, missing ...string) *host {
 	h := &host{landlockABI: abi}
-	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
+	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
 		l := LayerStatus{Name: n, Available: true}
 		for _, m := range missing {
 			if m == n {

@@ -23,11 +23,21 @@ var initCaps = []uintptr{
 	unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_CHOWN, unix.CAP_FSETID,
 }
 
-// cloneInit starts a fresh init in new user, mount and PID namespaces (and a
-// network namespace when netNone) and returns the caller's end of its socket.
-// The init runs as the caller's own uid and gid, mapped 1:1.
+// kernelObjectNS are the namespaces of kernel objects the command would
+// otherwise share with the host: System V shared memory, semaphores and
+// message queues and POSIX message queues (IPC), the host name (UTS), and
+// the view of the cgroup tree (cgroup, so /proc/self/cgroup shows "/").
+const kernelObjectNS = unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// sandboxNS are the namespaces every sandbox of the full rung gets.
+const sandboxNS = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | kernelObjectNS
+
+// cloneInit starts a fresh init in new user, mount, PID, IPC, UTS and
+// cgroup namespaces (and a network namespace when netNone) and returns the
+// caller's end of its socket. The init runs as the caller's own uid and
+// gid, mapped 1:1.
 func cloneInit(netNone bool) (*os.File, int, error) {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
+	flags := uintptr(sandboxNS)
 	if netNone {
 		flags |= unix.CLONE_NEWNET
 	}
