@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
 	"github.com/corralhq/corral/landlock"
 	"github.com/corralhq/corral/seccomp"
 )
@@ -45,19 +47,27 @@ func confine(s *setup, stdio []*os.File) *failure {
 	return nil
 }
 
-// Device files a command may write, and the terminals it may open.
+// Device files a command may write or read, and the terminals it may open.
 var (
 	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	readableDevices = []string{"/dev/random", "/dev/urandom"}
 	terminals       = []string{"/dev/tty"}
 )
+
+// bareCarved are the trees a bare sandbox gets nothing of, beyond what is
+// granted inside them by name: the host's device nodes (other sessions'
+// terminals, disks, /dev/shm) and its shared temporary directories, where
+// other programs and other sandboxes keep their files.
+var bareCarved = []string{"/dev", "/tmp", "/var/tmp"}
 
 // landlockEntries derives what each path may do from the same lists the
 // mount plan comes from. In a namespaced sandbox the mount tree already
 // keeps read-only, protected and hidden paths from the command, so only the
 // granting entries are needed and no directory is carved. A bare sandbox
-// sees the host's tree: those paths are carved out, its temp dir stands in
-// for /tmp, and the host's /dev/shm and /dev/pts (other sessions' terminals)
-// stay out of reach.
+// sees the host's tree: those paths are carved out, its own temp dir is
+// the only one it reaches (the directory holding every sandbox's temp dir
+// is carved out too), and of /dev it gets the few devices every program
+// uses and its own stdio terminal.
 func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 	in := s.Paths
 	es := []landlock.Entry{{Path: "/", Access: landlock.ReadOnly}}
@@ -66,8 +76,15 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 			es = append(es, landlock.Entry{Path: p, Access: a})
 		}
 	}
+	if s.Bare {
+		add(landlock.None, bareCarved...)
+		if s.TmpDir != "" {
+			add(landlock.None, path.Dir(s.TmpDir))
+		}
+	}
 	add(landlock.ReadWrite, in.Writable...)
 	add(landlock.Device, writableDevices...)
+	add(landlock.ReadOnly, readableDevices...)
 	add(landlock.Terminal, terminals...)
 	if s.Bare {
 		add(landlock.ReadWrite, s.TmpDir)
@@ -86,9 +103,14 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 }
 
 // stdioEntries let the command reopen its own standard streams by path
-// (/dev/stdout, /proc/self/fd/1), which it already holds open: a terminal
-// or a file the caller handed it may live outside every granted tree.
-// Pipes and sockets need no rule.
+// (/dev/stdout, /proc/self/fd/1) with no more than the descriptor itself
+// allows: a file or terminal the caller handed it may live outside every
+// granted tree, and a file opened for reading must not become writable by
+// reopening it. The rule is made from the descriptor (its /proc/self/fd
+// link is opened, not the name it was opened by), so a file deleted or
+// renamed meanwhile is still the one granted. A descriptor opened for
+// appending grants no writing: a reopened file could be written anywhere,
+// not only at its end. Directories, pipes and sockets need no rule.
 func stdioEntries(stdio []*os.File) []landlock.Entry {
 	var es []landlock.Entry
 	for _, f := range stdio {
@@ -96,13 +118,34 @@ func stdioEntries(stdio []*os.File) []landlock.Entry {
 		if unix.Fstat(int(f.Fd()), &st) != nil {
 			continue
 		}
-		p := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		if err != nil {
+			continue
+		}
+		a := openModeAccess(flags)
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFCHR:
-			es = append(es, landlock.Entry{Path: p, Access: landlock.Terminal})
+			a |= ll.AccessFSIoctlDev
 		case unix.S_IFREG:
-			es = append(es, landlock.Entry{Path: p, Access: landlock.Device})
+		default:
+			continue
+		}
+		if a != 0 {
+			es = append(es, landlock.Entry{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), Access: a})
 		}
 	}
 	return es
+}
+
+// openModeAccess is what a descriptor's open flags allow, as Landlock rights.
+func openModeAccess(flags int) landlock.Access {
+	var a landlock.Access
+	mode := flags & unix.O_ACCMODE
+	if mode == unix.O_RDONLY || mode == unix.O_RDWR {
+		a |= ll.AccessFSReadFile
+	}
+	if (mode == unix.O_WRONLY || mode == unix.O_RDWR) && flags&unix.O_APPEND == 0 {
+		a |= ll.AccessFSWriteFile | ll.AccessFSTruncate
+	}
+	return a
 }

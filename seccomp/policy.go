@@ -52,6 +52,7 @@ func Policy(o Options) []Rule {
 	rs = append(rs, processRules(o.AllowPtrace)...)
 	rs = append(rs, terminalRules()...)
 	rs = append(rs, socketRules(o)...)
+	rs = append(rs, signalRules()...)
 	return rs
 }
 
@@ -177,6 +178,30 @@ func familyRules() []Rule {
 		}
 	}
 	return rs
+}
+
+// faultSignals are the signals a Go program (the sandbox's init) takes for
+// a fault of its own when they carry a code other than kill's.
+var faultSignals = []uint64{sigIll, sigTrap, sigBus, sigFpe, sigSegv, sigStkflt, sigSys}
+
+// signalRules keep the command from sending a signal that passes for a
+// fault: queued with a code of the sender's choice (sigqueue), or chosen as
+// the signal of a file's events (F_SETSIG), which the kernel sends with an
+// I/O code to whatever process owns the file, the init included. kill and
+// tgkill stay allowed: their code says who sent them.
+func signalRules() []Rule {
+	const reason = "sends a fault signal with a code that passes for a real fault: crashes the init"
+	var rs []Rule
+	for _, c := range []struct {
+		call string
+		arg  uint
+	}{{"rt_sigqueueinfo", 1}, {"rt_tgsigqueueinfo", 2}, {"pidfd_send_signal", 1}} {
+		for _, sig := range faultSignals {
+			rs = append(rs, Rule{Syscall: c.call, Errno: syscall.EPERM, Arg: &Arg{Index: c.arg, Mask: mask32, Value: sig}, Reason: reason})
+		}
+	}
+	return append(rs, Rule{Syscall: "fcntl", Errno: syscall.EPERM, Arg: &Arg{Index: 1, Mask: mask32, Value: fSetsig},
+		Reason: "chooses the signal a file's events send to its owner, which can be the init: " + reason})
 }
 
 func concat(parts ...[]Rule) []Rule {
