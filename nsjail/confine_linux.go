@@ -27,7 +27,7 @@ func confine(s *setup, stdio []*os.File) *failure {
 	if s.Landlock != nil {
 		in := landlock.Input{
 			ABI:     s.Landlock.ABI,
-			Entries: landlockEntries(s, stdioEntries(stdio)),
+			Entries: landlockEntries(s),
 			DenyTCP: s.Landlock.DenyTCP,
 			Scope:   s.Landlock.Scope,
 		}
@@ -35,6 +35,7 @@ func confine(s *setup, stdio []*os.File) *failure {
 		if err != nil {
 			return failureOf("landlock", "", err)
 		}
+		p.Rules = append(p.Rules, stdioRules(stdio, p.HandledFS)...)
 		if err := landlock.Restrict(p); err != nil {
 			return failureOf("landlock", "", err)
 		}
@@ -68,7 +69,7 @@ var bareCarved = []string{"/dev", "/tmp", "/var/tmp"}
 // the only one it reaches (the directory holding every sandbox's temp dir
 // is carved out too), and of /dev it gets the few devices every program
 // uses and its own stdio terminal.
-func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
+func landlockEntries(s *setup) []landlock.Entry {
 	in := s.Paths
 	es := []landlock.Entry{{Path: "/", Access: landlock.ReadOnly}}
 	add := func(a landlock.Access, paths ...string) {
@@ -99,7 +100,7 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 		add(landlock.ReadWrite, "/tmp", "/dev/shm")
 		add(landlock.Terminal, "/dev/pts")
 	}
-	return append(es, stdio...)
+	return es
 }
 
 // stdioEntries let the command reopen its own standard streams by path
@@ -111,8 +112,11 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 // renamed meanwhile is still the one granted. A descriptor opened for
 // appending grants no writing: a reopened file could be written anywhere,
 // not only at its end. Directories, pipes and sockets need no rule.
-func stdioEntries(stdio []*os.File) []landlock.Entry {
-	var es []landlock.Entry
+//
+// The rules bypass Build: a descriptor's link is no place in the tree, and
+// what Build grants on /proc says nothing about the file it leads to.
+func stdioRules(stdio []*os.File, handled landlock.Access) []landlock.Rule {
+	var rs []landlock.Rule
 	for _, f := range stdio {
 		var st unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &st) != nil {
@@ -130,11 +134,11 @@ func stdioEntries(stdio []*os.File) []landlock.Entry {
 		default:
 			continue
 		}
-		if a != 0 {
-			es = append(es, landlock.Entry{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), Access: a})
+		if a &= handled; a != 0 {
+			rs = append(rs, landlock.Rule{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), Access: a})
 		}
 	}
-	return es
+	return rs
 }
 
 // openModeAccess is what a descriptor's open flags allow, as Landlock rights.

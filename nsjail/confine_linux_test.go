@@ -31,7 +31,7 @@ var paths = mounts.Input{
 }
 
 func TestLandlockEntriesNamespaced(t *testing.T) {
-	got := entryMap(landlockEntries(&setup{Paths: paths}, nil))
+	got := entryMap(landlockEntries(&setup{Paths: paths}))
 	assert.Equal(t, map[string]landlock.Access{
 		"/":              landlock.ReadOnly,
 		"/home/me/proj":  landlock.ReadWrite,
@@ -50,7 +50,7 @@ func TestLandlockEntriesNamespaced(t *testing.T) {
 
 func TestLandlockEntriesBare(t *testing.T) {
 	s := &setup{Paths: paths, Bare: true, TmpDir: "/tmp/corral-123"}
-	got := entryMap(landlockEntries(s, nil))
+	got := entryMap(landlockEntries(s))
 	assert.Equal(t, map[string]landlock.Access{
 		"/":                         landlock.ReadOnly,
 		"/home/me/proj":             landlock.ReadWrite,
@@ -72,7 +72,7 @@ func TestLandlockEntriesBare(t *testing.T) {
 	}, got, "no host /tmp, /dev/shm, /dev/pts or other device: only what is named")
 }
 
-func TestStdioEntries(t *testing.T) {
+func TestStdioRules(t *testing.T) {
 	const (
 		read     = ll.AccessFSReadFile
 		write    = ll.AccessFSWriteFile | ll.AccessFSTruncate
@@ -100,7 +100,7 @@ func TestStdioEntries(t *testing.T) {
 			f, err := os.OpenFile(c.path, c.flags, 0)
 			require.NoError(t, err)
 			defer f.Close()
-			es := stdioEntries([]*os.File{f})
+			es := stdioRules([]*os.File{f}, landlock.HandledFS(9))
 			if c.want == 0 {
 				assert.Empty(t, es, "nothing to reopen with")
 				return
@@ -114,7 +114,7 @@ func TestStdioEntries(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	assert.Empty(t, stdioEntries([]*os.File{r, w}), "pipes need no rule")
+	assert.Empty(t, stdioRules([]*os.File{r, w}, landlock.HandledFS(9)), "pipes need no rule")
 }
 
 func TestParseParent(t *testing.T) {

@@ -1,0 +1,232 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral"
+)
+
+// TestLayersStdioRights hands the command a file outside every granted tree
+// as its stdin, opened for reading: reopening it for writing through
+// /proc/self/fd/0 must fail, even when the file was deleted meanwhile.
+func TestLayersStdioRights(t *testing.T) {
+	s := newLayScene(t)
+	profile := filepath.Join(s.outside, ".profile")
+	require.NoError(t, os.WriteFile(profile, []byte("PATH=/usr/bin\n"), 0o644))
+	open := func(t *testing.T) *os.File {
+		f, err := os.Open(profile)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	require.Equal(t, "ok", s.outsideRun(t, open(t), "reopen", "/proc/self/fd/0").get("open"),
+		"without the sandbox, a read-only stdin reopens for appending")
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			r := s.inside(t, sb, open(t), "reopen", "/proc/self/fd/0")
+			assert.NotEqual(t, "ok", r.get("open"), "stdin opened for reading became writable")
+			r = s.inside(t, sb, open(t), "read", "/proc/self/fd/0")
+			assert.Equal(t, "ok", r.get("read"), "reading it again is what the descriptor allows")
+
+			tmp := filepath.Join(s.outside, "gone")
+			require.NoError(t, os.WriteFile(tmp, []byte("x"), 0o644))
+			gone, err := os.Open(tmp)
+			require.NoError(t, err)
+			defer gone.Close()
+			require.NoError(t, os.Remove(tmp))
+			r = s.inside(t, sb, gone, "read", "/proc/self/fd/0")
+			assert.Equal(t, "ok", r.get("read"), "a deleted stdin is granted by its descriptor: %s", r.out)
+		})
+	}
+	b, err := os.ReadFile(profile)
+	require.NoError(t, err)
+	assert.Equal(t, "PATH=/usr/bin\n", string(b))
+}
+
+// TestLayersKernelObjects looks for the host's System V IPC objects and its
+// cgroup from inside the full rung.
+func TestLayersKernelObjects(t *testing.T) {
+	s := newLayScene(t)
+	key := strconv.Itoa(0x5c0000 + os.Getpid()%0x10000)
+	made := s.outsideRun(t, nil, "ipcmake", key)
+	require.Equal(t, "ok", made.get("shm"))
+	require.Equal(t, "ok", made.get("msg"))
+	t.Cleanup(func() { s.outsideRun(t, nil, "ipcremove", key) })
+	control := s.outsideRun(t, nil, "ipc", key)
+	require.Equal(t, "ok", control.get("shm"), "without the sandbox the host's segment is found")
+	require.Equal(t, "ok", control.get("msg"), "without the sandbox the host's queue is found")
+	t.Logf("cgroup without the sandbox: %s", s.outsideRun(t, nil, "cgroup").get("cgroup"))
+	for _, net := range []corral.Network{corral.NetworkHost, corral.NetworkNone} {
+		t.Run(string(net), func(t *testing.T) {
+			cfg := s.config()
+			cfg.Network = net
+			sb, _ := s.sandbox(t, corral.RungFull, cfg)
+			r := s.inside(t, sb, nil, "ipc", key)
+			assert.Equal(t, "ENOENT", r.get("shm"))
+			assert.Equal(t, "ENOENT", r.get("msg"))
+			assert.Equal(t, "/", s.inside(t, sb, nil, "cgroup").get("cgroup"), "the host's cgroup path stays outside")
+		})
+	}
+}
+
+func TestLayersSocketFamilies(t *testing.T) {
+	s := newLayScene(t)
+	control := s.outsideRun(t, nil, "families")
+	require.Equal(t, "ok", control.get("netlink_route"))
+	require.Equal(t, "ok", control.get("unixpair"))
+	if control.get("vsock") != "ok" {
+		t.Skipf("kernel without AF_VSOCK (%s): nothing to refuse", control.get("vsock"))
+	}
+	for _, rung := range layRungs {
+		for _, net := range []corral.Network{corral.NetworkHost, corral.NetworkNone} {
+			t.Run(string(rung)+"/"+string(net), func(t *testing.T) {
+				cfg := s.config()
+				cfg.Network = net
+				sb, _ := s.sandbox(t, rung, cfg)
+				r := s.inside(t, sb, nil, "families")
+				assert.Equal(t, "EAFNOSUPPORT", r.get("vsock"))
+				assert.Equal(t, "ok", r.get("netlink_route"), "libc asks route netlink for addresses")
+				assert.Equal(t, "ok", r.get("unixpair"))
+			})
+		}
+	}
+}
+
+// TestLayersLandlockRungDevices opens a terminal of another session, which
+// the landlock rung sees in the host's /dev.
+func TestLayersLandlockRungDevices(t *testing.T) {
+	s := newLayScene(t)
+	_, slave := layPty(t)
+	other := slave.Name()
+	require.Equal(t, "ok", s.outsideRun(t, nil, "open", other).get("open"), "without the sandbox another terminal opens")
+	require.Equal(t, "ok", s.outsideRun(t, nil, "open", "/dev/shm").get("open"))
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			r := s.inside(t, sb, nil, "open", other)
+			assert.Contains(t, []string{"EACCES", "ENOENT"}, r.get("open"), "another session's terminal")
+			for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/urandom"} {
+				assert.Equal(t, "ok", s.inside(t, sb, nil, "open", dev).get("open"), dev)
+			}
+			_, own := layPty(t)
+			r = s.inside(t, sb, own, "open", "/proc/self/fd/0")
+			assert.Equal(t, "ok", r.get("open"), "the command's own terminal reopens")
+		})
+	}
+	sb, _ := s.sandbox(t, corral.RungLandlock, s.config())
+	assert.Equal(t, "EACCES", s.inside(t, sb, nil, "open", "/dev/shm").get("open"), "the host's /dev/shm")
+}
+
+// TestLayersLandlockRungTempDirsApart runs two sandboxes at once: the
+// second must not reach the first one's TMPDIR, nor the host's /tmp.
+func TestLayersLandlockRungTempDirsApart(t *testing.T) {
+	s := newLayScene(t)
+	sb, _ := s.sandbox(t, corral.RungLandlock, s.config())
+	first := sb.Command(t.Context(), "sh", "-c", `echo secret > "$TMPDIR/s" && echo "$TMPDIR" && read x; exit 0`)
+	stdinR, in, err := os.Pipe()
+	require.NoError(t, err)
+	defer stdinR.Close()
+	out, stdoutW, err := os.Pipe()
+	require.NoError(t, err)
+	defer out.Close()
+	first.Stdin, first.Stdout = stdinR, stdoutW
+	require.NoError(t, first.Start())
+	stdoutW.Close()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	secret := filepath.Join(strings.TrimSpace(line), "s")
+	require.Equal(t, "ok", s.outsideRun(t, nil, "read", secret).get("read"), "without the sandbox the same user reads it")
+	hostTmp, err := os.CreateTemp("/tmp", "corral-host-")
+	require.NoError(t, err)
+	hostTmp.Close()
+	t.Cleanup(func() { os.Remove(hostTmp.Name()) })
+
+	r := s.inside(t, sb, nil, "read", secret)
+	assert.Equal(t, "EACCES", r.get("open"), "another sandbox's TMPDIR")
+	r = s.inside(t, sb, nil, "read", hostTmp.Name())
+	assert.Equal(t, "EACCES", r.get("open"), "the host's /tmp")
+	in.Close()
+	require.NoError(t, first.Wait())
+}
+
+// initSignals are what a command sends its init; SIGKILL and SIGSTOP only
+// on the full rung, where the kernel keeps them from a namespace's PID 1.
+var initSignals = []string{"ABRT", "SEGV", "BUS", "FPE", "ILL", "TRAP", "SYS", "QUIT", "TERM", "INT", "HUP", "USR1", "PIPE", "ALRM"}
+
+// TestLayersInitSurvivesSignals signals the init from inside: the command
+// carries on, its status is its own and nothing lands on the caller's
+// stderr.
+func TestLayersInitSurvivesSignals(t *testing.T) {
+	s := newLayScene(t)
+	// The control: each signal ends a process that has no handler for it.
+	for _, sig := range initSignals {
+		c := exec.Command("sleep", "100")
+		require.NoError(t, c.Start())
+		require.NoError(t, c.Process.Signal(unix.SignalNum("SIG"+sig)))
+		var ee *exec.ExitError
+		require.ErrorAs(t, c.Wait(), &ee)
+		require.True(t, ee.Sys().(syscall.WaitStatus).Signaled(), "SIG%s ends a process by default", sig)
+	}
+	sleeper := func(t *testing.T) string {
+		c := exec.Command("sleep", "100")
+		require.NoError(t, c.Start())
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return strconv.Itoa(c.Process.Pid)
+	}
+	control := s.outsideRun(t, nil, "fault", sleeper(t))
+	require.Equal(t, "ok", control.get("sigqueue"), "without the sandbox a fault signal is queued")
+	require.Equal(t, "ok", control.get("setsig"))
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			target := "1"
+			sigs := initSignals
+			if rung == corral.RungLandlock {
+				target = "$PPID" // the init; PID 1 is the host's
+			} else {
+				sigs = append(sigs, "KILL", "STOP")
+			}
+			// The probe's fault signals, queued, are refused before they reach
+			// the init.
+			pid := "1"
+			if rung == corral.RungLandlock {
+				pid = sleeper(t) // the filter refuses it whatever the target
+			}
+			r := s.inside(t, sb, nil, "fault", pid)
+			assert.Equal(t, "EPERM", r.get("sigqueue"))
+			assert.Equal(t, "EPERM", r.get("setsig"))
+
+			var script strings.Builder
+			// A trap keeps the shell itself alive through the signals it
+			// receives back (the init forwards what it gets).
+			script.WriteString("trap '' " + strings.Join(initSignals, " ") + "; ")
+			for _, sig := range sigs {
+				script.WriteString("kill -" + sig + " " + target + "; ")
+			}
+			script.WriteString("echo alive; exit 7")
+			c := sb.Command(t.Context(), "sh", "-c", script.String())
+			var stdout, stderr bytes.Buffer
+			c.Stdout, c.Stderr = &stdout, &stderr
+			err := c.Run()
+			var ee *corral.ExitError
+			require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+			assert.Equal(t, 7, ee.Sys().(syscall.WaitStatus).ExitStatus(), "the command's own status")
+			assert.Equal(t, "alive\n", stdout.String())
+			assert.NotContains(t, stderr.String(), "goroutine", "a runtime dump reached the caller")
+			assert.NotContains(t, stderr.String(), "SIG", "the init printed on the caller's screen")
+		})
+	}
+}
