@@ -46,7 +46,7 @@ const (
 	// LayerKernelNS are the IPC, UTS and cgroup namespaces, which keep the
 	// host's System V IPC objects, POSIX message queues, host name and
 	// cgroup path out of the sandbox.
-	LayerKernelNS = "ipc, uts and cgroup namespaces"
+	LayerKernelNS = "ipc/uts/cgroup ns"
 	LayerProc     = "proc"
 	LayerOverlay  = "overlayfs"
 	LayerLandlock = "landlock"

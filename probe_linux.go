@@ -87,7 +87,7 @@ func namespaceLayers() []LayerStatus {
 		user,
 		layerOf(LayerMountNS, r.MountNS, "mount namespace: "),
 		layerOf(LayerPIDNS, r.PIDNS, "pid namespace: "),
-		layerOf(LayerKernelNS, r.KernelObjects, "ipc, uts and cgroup namespaces: "),
+		layerOf(LayerKernelNS, r.KernelObjects, "ipc, uts or cgroup namespace: "),
 		layerOf(LayerNetNS, r.NetNS, "network namespace: "),
 		proc,
 		layerOf(LayerOverlay, r.Overlay, "overlayfs in a user namespace: "),
