@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -227,6 +229,49 @@ func TestLayersInitSurvivesSignals(t *testing.T) {
 			assert.Equal(t, "alive\n", stdout.String())
 			assert.NotContains(t, stderr.String(), "goroutine", "a runtime dump reached the caller")
 			assert.NotContains(t, stderr.String(), "SIG", "the init printed on the caller's screen")
+		})
+	}
+}
+
+// layQueueSignal queues sig to pid with the code sigqueue uses, which a Go
+// program takes for a fault of its own when sig is SIGSEGV.
+func layQueueSignal(pid int, sig syscall.Signal) error {
+	var info [128]byte
+	binary.LittleEndian.PutUint32(info[0:], uint32(sig))
+	binary.LittleEndian.PutUint32(info[8:], uint32(0xffffffff)) // SI_QUEUE
+	binary.LittleEndian.PutUint32(info[16:], uint32(os.Getpid()))
+	binary.LittleEndian.PutUint32(info[20:], uint32(os.Getuid()))
+	_, _, errno := syscall.Syscall(syscall.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(sig), uintptr(unsafe.Pointer(&info[0])))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// TestLayersInitFailureIsNoStatus crashes a sandbox's init from outside,
+// which its command cannot do: the caller gets a setup error naming the
+// init, not a status the command never had, and no runtime dump.
+func TestLayersInitFailureIsNoStatus(t *testing.T) {
+	s := newLayScene(t)
+	control := exec.Command("sleep", "100")
+	require.NoError(t, control.Start())
+	require.NoError(t, layQueueSignal(control.Process.Pid, syscall.SIGSEGV))
+	var ee *exec.ExitError
+	require.ErrorAs(t, control.Wait(), &ee)
+	require.Equal(t, syscall.SIGSEGV, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGSEGV is delivered")
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			c := sb.Command(t.Context(), "sh", "-c", "exec sleep 100")
+			var stderr bytes.Buffer
+			c.Stderr = &stderr
+			require.NoError(t, c.Start())
+			require.NoError(t, layQueueSignal(c.Process.Pid, syscall.SIGSEGV))
+			err := c.Wait()
+			var se *corral.SetupError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, "init", se.Layer)
+			assert.Empty(t, stderr.String(), "nothing on the caller's screen")
 		})
 	}
 }
