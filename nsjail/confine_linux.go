@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -78,9 +79,15 @@ func landlockEntries(s *setup) []landlock.Entry {
 		}
 	}
 	if s.Bare {
-		add(landlock.None, bareCarved...)
+		carved := bareCarved
 		if s.TmpDir != "" {
-			add(landlock.None, path.Dir(s.TmpDir))
+			carved = append(slices.Clone(carved), path.Dir(s.TmpDir))
+		}
+		for _, p := range carved {
+			// A path the caller configured keeps what it was given.
+			if !slices.Contains(in.Writable, p) && !slices.Contains(in.ReadOnly, p) {
+				add(landlock.None, p)
+			}
 		}
 	}
 	add(landlock.ReadWrite, in.Writable...)

@@ -72,6 +72,19 @@ func TestLandlockEntriesBare(t *testing.T) {
 	}, got, "no host /tmp, /dev/shm, /dev/pts or other device: only what is named")
 }
 
+func TestLandlockEntriesBareKeepsConfiguredTemp(t *testing.T) {
+	in := paths
+	in.Writable = append([]string{"/tmp"}, in.Writable...)
+	s := &setup{Paths: in, Bare: true, TmpDir: "/home/me/proj/corral-1"}
+	got := landlockEntries(s)
+	for _, e := range got {
+		if e.Path == "/tmp" || e.Path == "/home/me/proj" {
+			assert.Equal(t, landlock.ReadWrite, e.Access, "%s is configured writable: it is not carved out", e.Path)
+		}
+	}
+	assert.Equal(t, landlock.None, entryMap(got)["/dev"])
+}
+
 func TestStdioRules(t *testing.T) {
 	const (
 		read     = ll.AccessFSReadFile
