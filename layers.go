@@ -43,10 +43,7 @@ const (
 	LayerMountNS  = "mount namespace"
 	LayerPIDNS    = "pid namespace"
 	LayerNetNS    = "network namespace"
-	// LayerKernelNS are the IPC, UTS and cgroup namespaces, which keep the
-	// host's System V IPC objects, POSIX message queues, host name and
-	// cgroup path out of the sandbox.
-	LayerKernelNS = "ipc/uts/cgroup ns"
+	LayerKernelNS = "ipc/uts/cgroup ns" // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
 	LayerProc     = "proc"
 	LayerOverlay  = "overlayfs"
 	LayerLandlock = "landlock"
