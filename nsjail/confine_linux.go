@@ -117,8 +117,9 @@ func landlockEntries(s *setup) []landlock.Entry {
 // reopening it. The rule is made from the descriptor (its /proc/self/fd
 // link is opened, not the name it was opened by), so a file deleted or
 // renamed meanwhile is still the one granted. A descriptor opened for
-// appending grants no writing: a reopened file could be written anywhere,
-// not only at its end. Directories, pipes and sockets need no rule.
+// appending grants writing without truncating (`>> /dev/stdout`); that is
+// no more than the descriptor allows, whose O_APPEND the command may clear.
+// Directories, pipes and sockets need no rule.
 //
 // The rules bypass Build: a descriptor's link is no place in the tree, and
 // what Build grants on /proc says nothing about the file it leads to.
@@ -155,8 +156,11 @@ func openModeAccess(flags int) landlock.Access {
 	if mode == unix.O_RDONLY || mode == unix.O_RDWR {
 		a |= ll.AccessFSReadFile
 	}
-	if (mode == unix.O_WRONLY || mode == unix.O_RDWR) && flags&unix.O_APPEND == 0 {
-		a |= ll.AccessFSWriteFile | ll.AccessFSTruncate
+	if mode == unix.O_WRONLY || mode == unix.O_RDWR {
+		a |= ll.AccessFSWriteFile
+		if flags&unix.O_APPEND == 0 {
+			a |= ll.AccessFSTruncate
+		}
 	}
 	return a
 }
