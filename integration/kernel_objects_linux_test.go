@@ -58,6 +58,34 @@ func TestLayersStdioRights(t *testing.T) {
 	assert.Equal(t, "PATH=/usr/bin\n", string(b))
 }
 
+// TestLayersStdioAppendRights hands the command a log opened for appending:
+// it may reopen it to append, not to truncate it.
+func TestLayersStdioAppendRights(t *testing.T) {
+	s := newLayScene(t)
+	log := filepath.Join(s.outside, "build.log")
+	appending := func(t *testing.T) *os.File {
+		f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	require.Equal(t, "ok", s.outsideRun(t, appending(t), "write", "/proc/self/fd/0").get("open"),
+		"without the sandbox, an append-mode stdin reopens truncating")
+	require.NoError(t, os.WriteFile(log, []byte("line 1\n"), 0o644))
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			r := s.inside(t, sb, appending(t), "write", "/proc/self/fd/0")
+			assert.NotEqual(t, "ok", r.get("open"), "truncating a log handed for appending")
+			r = s.inside(t, sb, appending(t), "reopen", "/proc/self/fd/0")
+			assert.Equal(t, "ok", r.get("open"), "appending is what the descriptor allows")
+		})
+	}
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, "line 1\n", string(b))
+}
+
 // TestLayersKernelObjects looks for the host's System V IPC objects and its
 // cgroup from inside the full rung.
 func TestLayersKernelObjects(t *testing.T) {
