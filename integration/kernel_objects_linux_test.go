@@ -116,6 +116,8 @@ func TestLayersSocketFamilies(t *testing.T) {
 	s := newLayScene(t)
 	control := s.outsideRun(t, nil, "families")
 	require.Equal(t, "ok", control.get("netlink_route"))
+	require.Equal(t, "ok", control.get("netlink_uevent"), "device events of the host")
+	require.Equal(t, "ok", control.get("netlink_generic"))
 	require.Equal(t, "ok", control.get("unixpair"))
 	if control.get("vsock") != "ok" {
 		t.Skipf("kernel without AF_VSOCK (%s): nothing to refuse", control.get("vsock"))
@@ -129,6 +131,8 @@ func TestLayersSocketFamilies(t *testing.T) {
 				r := s.inside(t, sb, nil, "families")
 				assert.Equal(t, "EAFNOSUPPORT", r.get("vsock"))
 				assert.Equal(t, "ok", r.get("netlink_route"), "libc asks route netlink for addresses")
+				assert.Equal(t, "EPROTONOSUPPORT", r.get("netlink_uevent"))
+				assert.Equal(t, "EPROTONOSUPPORT", r.get("netlink_generic"))
 				assert.Equal(t, "ok", r.get("unixpair"))
 			})
 		}

@@ -12,6 +12,7 @@ type Rule struct {
 	Syscall string
 	Errno   syscall.Errno
 	Arg     *Arg // nil: every call
+	And     *Arg // a second argument that must match as well; nil: none
 	Reason  string
 }
 
@@ -142,13 +143,39 @@ func socketRules(o Options) []Rule {
 				Reason: "no network: there is no network namespace to keep the command off the host's"})
 		}
 	}
-	return append(rs, familyRules()...)
+	rs = append(rs, familyRules()...)
+	return append(rs, netlinkRules()...)
 }
 
+// netlinkRules refuse every netlink protocol but route, which libc asks for
+// the machine's addresses (getaddrinfo, getifaddrs, if_nameindex), with the
+// errno of a protocol the kernel does not have. The others are kernel
+// attack surface or a view of the host no command needs: generic netlink's
+// many families (nl80211, taskstats, ...), device events (kobject uevent),
+// socket diagnostics (ss falls back to /proc/net), audit, crypto, netfilter,
+// xfrm, ...
+func netlinkRules() []Rule {
+	const reason = "a netlink protocol no command needs: only route (addresses, links) is allowed"
+	var rs []Rule
+	family := &Arg{Index: 0, Mask: mask32, Value: afNetlink}
+	for p := uint64(1); p < 1<<netlinkBits; p++ {
+		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPROTONOSUPPORT, Arg: family,
+			And: &Arg{Index: 2, Mask: mask32, Value: p}, Reason: reason})
+	}
+	for bit := netlinkBits; bit < 32; bit++ {
+		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPROTONOSUPPORT, Arg: family,
+			And: &Arg{Index: 2, Mask: 1 << bit, Value: 1 << bit}, Reason: reason})
+	}
+	return rs
+}
+
+// netlinkBits: the kernel knows 32 netlink protocols (MAX_LINKS); larger
+// values are refused by the bits they set.
+const netlinkBits = 5
+
 // neededFamilies are the socket families a command may create: unix and
-// IP (within the options above), and netlink, which libc asks for the
-// machine's addresses (getaddrinfo, getifaddrs). Its privileged protocols
-// need capabilities the command does not have.
+// IP (within the options above), and netlink for its route protocol only
+// (see netlinkRules).
 var neededFamilies = []uint64{afUnix, afInet, afInet6, afNetlink}
 
 // familyBits is how far families are refused one by one; every family from

@@ -37,7 +37,7 @@ func TestPolicyDeniesTheListedCalls(t *testing.T) {
 func TestPolicyRulesAreExplained(t *testing.T) {
 	for _, r := range Policy(Options{DenyInet: true}) {
 		assert.NotEmpty(t, r.Reason, r.Syscall)
-		assert.Contains(t, []syscall.Errno{syscall.EPERM, syscall.ENOSYS, syscall.EAFNOSUPPORT}, r.Errno, r.Syscall)
+		assert.Contains(t, []syscall.Errno{syscall.EPERM, syscall.ENOSYS, syscall.EAFNOSUPPORT, syscall.EPROTONOSUPPORT}, r.Errno, r.Syscall)
 	}
 }
 
@@ -45,6 +45,8 @@ func TestPolicyErrnos(t *testing.T) {
 	for _, r := range Policy(Options{}) {
 		want := syscall.EPERM
 		switch {
+		case r.And != nil:
+			want = syscall.EPROTONOSUPPORT // netlink: as from a kernel without the protocol
 		case r.Syscall == "clone3":
 			want = syscall.ENOSYS // libc falls back to clone only on ENOSYS
 		case (r.Syscall == "socket" || r.Syscall == "socketpair") && r.Arg.Value != afUnix:
@@ -120,7 +122,7 @@ func TestPolicyCloneChecksEveryNamespaceFlag(t *testing.T) {
 // refused reports whether rs refuse call with arg0 = v, and with what.
 func refused(rs []Rule, call string, v uint64) (syscall.Errno, bool) {
 	for _, r := range rs {
-		if r.Syscall == call && r.Arg != nil && r.Arg.Index == 0 && v&r.Arg.Mask == r.Arg.Value {
+		if r.Syscall == call && r.Arg != nil && r.And == nil && r.Arg.Index == 0 && v&r.Arg.Mask == r.Arg.Value {
 			return r.Errno, true
 		}
 	}
@@ -159,4 +161,29 @@ func TestPolicySocketFamilies(t *testing.T) {
 		_, ok := refused(rs, "socketpair", afUnix)
 		assert.False(t, ok, "unix pairs are always allowed")
 	}
+}
+
+func TestPolicyNetlinkRouteOnly(t *testing.T) {
+	const (
+		netlinkRoute         = 0
+		netlinkSockDiag      = 4
+		netlinkAudit         = 9
+		netlinkKobjectUevent = 15
+		netlinkGeneric       = 16
+	)
+	refusedProtocol := func(rs []Rule, family, protocol uint64) bool {
+		for _, r := range rs {
+			if r.Syscall == "socket" && r.And != nil && family&r.Arg.Mask == r.Arg.Value && protocol&r.And.Mask == r.And.Value {
+				assert.Equal(t, syscall.EPROTONOSUPPORT, r.Errno)
+				return true
+			}
+		}
+		return false
+	}
+	rs := Policy(Options{})
+	assert.False(t, refusedProtocol(rs, afNetlink, netlinkRoute), "route")
+	for _, p := range []uint64{netlinkSockDiag, netlinkAudit, netlinkKobjectUevent, netlinkGeneric, 31, 32, 0x8000_0000} {
+		assert.True(t, refusedProtocol(rs, afNetlink, p), "netlink protocol %d", p)
+	}
+	assert.False(t, refusedProtocol(rs, afInet, 17), "other families' protocols are not netlink's")
 }

@@ -189,6 +189,8 @@ static void families(void) {
 	int fds[2];
 	report("vsock", socket(AF_VSOCK, SOCK_STREAM, 0));
 	report("netlink_route", socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE));
+	report("netlink_uevent", socket(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT));
+	report("netlink_generic", socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC));
 	report("unixpair", socketpair(AF_UNIX, SOCK_STREAM, 0, fds));
 }
 
