@@ -193,6 +193,7 @@ func TestNamespacesLikely(t *testing.T) {
 	}{
 		{"ordinary host", all, open, false, clean, true},
 		{"no user namespaces in the kernel", func(ns string) bool { return ns != "user" }, open, false, clean, false},
+		{"no cgroup namespaces in the kernel", func(ns string) bool { return ns != "cgroup" }, open, false, clean, false},
 		{"switched off", all, map[string]string{"kernel.unprivileged_userns_clone": "0"}, false, clean, false},
 		{"apparmor", all, map[string]string{"kernel.apparmor_restrict_unprivileged_userns": "1"}, false, clean, false},
 		{"container filter", all, open, true, clean, false},
