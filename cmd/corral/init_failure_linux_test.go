@@ -15,6 +15,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/testhook"
 )
 
 // queueFault queues SIGSEGV to pid with sigqueue's code, which a Go program
@@ -63,20 +66,22 @@ func sandboxInitOf(t *testing.T, cli int) int {
 	return 0
 }
 
-// TestRunInitFailureExits125 crashes the sandbox's init while its command
-// runs: the CLI exits 125 with one line, never with a status the command
-// did not have, and no runtime dump reaches its stderr.
-func TestRunInitFailureExits125(t *testing.T) {
-	needsSandbox(t)
-	control := exec.Command("sleep", "100")
-	require.NoError(t, control.Start())
-	require.NoError(t, queueFault(control.Process.Pid))
-	var ee *exec.ExitError
-	require.ErrorAs(t, control.Wait(), &ee)
-	require.Equal(t, syscall.SIGSEGV, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGSEGV is delivered")
+// cliRungs are the rungs the init tests run the CLI on, with the layers
+// that are taken as missing to force each.
+var cliRungs = []struct {
+	rung    corral.Rung
+	disable string
+}{
+	{corral.RungFull, ""},
+	{corral.RungLandlock, corral.LayerUserNS},
+}
 
-	c := exec.Command(os.Args[0], "run", "--", "sh", "-c", "echo started; exec sleep 100")
-	c.Env = append(os.Environ(), cliEnv+"=1")
+// startCLI starts `corral run` on rung r with the given command and waits
+// for the command's first line of output.
+func startCLI(t *testing.T, disable string, args ...string) (*exec.Cmd, *bytes.Buffer, *bufio.Reader) {
+	t.Helper()
+	c := exec.Command(os.Args[0], append([]string{"run", "--fallback", "warn", "--"}, args...)...)
+	c.Env = append(os.Environ(), cliEnv+"=1", cliDisableEnv+"="+disable)
 	c.Dir = workspace(t)
 	var stderr bytes.Buffer
 	c.Stderr = &stderr
@@ -84,13 +89,87 @@ func TestRunInitFailureExits125(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Start())
 	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
 	require.NoError(t, err, "stderr: %s", stderr.String())
 	require.Equal(t, "started\n", line)
-	require.NoError(t, queueFault(sandboxInitOf(t, c.Process.Pid)))
-	err = c.Wait()
-	require.True(t, err == nil || errors.As(err, &ee))
-	assert.Equal(t, 125, c.ProcessState.ExitCode())
-	assertOneLine(t, stderr.String(), "init")
-	assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+	return c, &stderr, r
+}
+
+// needsRung skips t when the host cannot give rung with every layer.
+func needsRung(t *testing.T, rung corral.Rung, disable string) {
+	t.Helper()
+	if disable != "" {
+		defer testhook.Disable(disable)()
+	}
+	r, err := corral.Doctor(corral.Config{Fallback: corral.FallbackWarn})
+	require.NoError(t, err)
+	if r.Rung != rung {
+		t.Skipf("this host cannot give rung %s", rung)
+	}
+}
+
+// noDump checks that the caller's stderr holds no runtime dump and no line
+// but corral's own.
+func noDump(t *testing.T, stderr string) {
+	t.Helper()
+	assert.NotContains(t, stderr, "goroutine")
+	assert.NotContains(t, stderr, "SIGSEGV")
+	assert.NotContains(t, stderr, "SIGABRT")
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		if line != "" {
+			assert.True(t, strings.HasPrefix(line, "corral: "), "a line not corral's on the caller's stderr: %q", line)
+		}
+	}
+}
+
+// TestRunInitSurvivesSignals has the command signal its init with every
+// signal that would crash or end a Go program: the command's status is its
+// own and the caller's stderr stays clean.
+func TestRunInitSurvivesSignals(t *testing.T) {
+	sigs := "ABRT SEGV BUS FPE ILL TRAP SYS QUIT TERM INT HUP USR1 PIPE ALRM STOP"
+	for _, r := range cliRungs {
+		t.Run(string(r.rung), func(t *testing.T) {
+			needsRung(t, r.rung, r.disable)
+			target := "1"
+			if r.rung == corral.RungLandlock {
+				target = "$PPID"
+			}
+			script := "trap '' " + strings.TrimSuffix(sigs, " STOP") + "; echo started; for s in " + sigs + "; do kill -$s " + target + "; done; echo alive; exit 7"
+			c, stderr, out := startCLI(t, r.disable, "sh", "-c", script)
+			rest, _ := out.ReadString('\n')
+			err := c.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+			assert.Equal(t, 7, c.ProcessState.ExitCode(), "stderr: %s", stderr.String())
+			assert.Equal(t, "alive\n", rest)
+			noDump(t, stderr.String())
+		})
+	}
+}
+
+// TestRunInitFailureExits125 crashes the sandbox's init while its command
+// runs, from outside (the command cannot): the CLI exits 125 with a line
+// naming the init, never with a status the command did not have, and no
+// runtime dump reaches its stderr.
+func TestRunInitFailureExits125(t *testing.T) {
+	control := exec.Command("sleep", "100")
+	require.NoError(t, control.Start())
+	require.NoError(t, queueFault(control.Process.Pid))
+	var ee *exec.ExitError
+	require.ErrorAs(t, control.Wait(), &ee)
+	require.Equal(t, syscall.SIGSEGV, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGSEGV is delivered")
+	for _, r := range cliRungs {
+		t.Run(string(r.rung), func(t *testing.T) {
+			needsRung(t, r.rung, r.disable)
+			c, stderr, _ := startCLI(t, r.disable, "sh", "-c", "echo started; exec sleep 100")
+			require.NoError(t, queueFault(sandboxInitOf(t, c.Process.Pid)))
+			err := c.Wait()
+			require.True(t, err == nil || errors.As(err, &ee))
+			assert.Equal(t, 125, c.ProcessState.ExitCode())
+			noDump(t, stderr.String())
+			lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+			assert.Contains(t, lines[len(lines)-1], "init", "stderr: %q", stderr.String())
+		})
+	}
 }
