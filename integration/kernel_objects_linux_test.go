@@ -201,8 +201,7 @@ func TestLayersLandlockRungTempDirsApart(t *testing.T) {
 var initSignals = []string{"ABRT", "SEGV", "BUS", "FPE", "ILL", "TRAP", "SYS", "QUIT", "TERM", "INT", "HUP", "USR1", "PIPE", "ALRM"}
 
 // TestLayersInitSurvivesSignals signals the init from inside: the command
-// carries on, its status is its own and nothing lands on the caller's
-// stderr.
+// carries on and its status is its own.
 func TestLayersInitSurvivesSignals(t *testing.T) {
 	s := newLayScene(t)
 	// The control: each signal ends a process that has no handler for it.
@@ -262,8 +261,8 @@ func TestLayersInitSurvivesSignals(t *testing.T) {
 			require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
 			assert.Equal(t, 7, ee.Sys().(syscall.WaitStatus).ExitStatus(), "the command's own status")
 			assert.Equal(t, "alive\n", stdout.String())
-			assert.NotContains(t, stderr.String(), "goroutine", "a runtime dump reached the caller")
-			assert.NotContains(t, stderr.String(), "SIG", "the init printed on the caller's screen")
+			// The init's own stderr is the caller's: cmd/corral's
+			// TestRunInitSurvivesSignals checks that nothing lands there.
 		})
 	}
 }
@@ -285,7 +284,8 @@ func layQueueSignal(pid int, sig syscall.Signal) error {
 
 // TestLayersInitFailureIsNoStatus crashes a sandbox's init from outside,
 // which its command cannot do: the caller gets a setup error naming the
-// init, not a status the command never had, and no runtime dump.
+// init, not a status the command never had (cmd/corral's
+// TestRunInitFailureExits125 checks the caller's stderr).
 func TestLayersInitFailureIsNoStatus(t *testing.T) {
 	s := newLayScene(t)
 	control := exec.Command("sleep", "100")
@@ -306,7 +306,7 @@ func TestLayersInitFailureIsNoStatus(t *testing.T) {
 			var se *corral.SetupError
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, "init", se.Layer)
-			assert.Empty(t, stderr.String(), "nothing on the caller's screen")
+			assert.Empty(t, stderr.String(), "the command's stderr")
 		})
 	}
 }
