@@ -268,7 +268,7 @@ func TestLayersInitSurvivesSignals(t *testing.T) {
 }
 
 // layQueueSignal queues sig to pid with the code sigqueue uses, which a Go
-// program takes for a fault of its own when sig is SIGSEGV.
+// program takes for a fault of its own when sig is SIGILL.
 func layQueueSignal(pid int, sig syscall.Signal) error {
 	var info [128]byte
 	binary.LittleEndian.PutUint32(info[0:], uint32(sig))
@@ -290,10 +290,10 @@ func TestLayersInitFailureIsNoStatus(t *testing.T) {
 	s := newLayScene(t)
 	control := exec.Command("sleep", "100")
 	require.NoError(t, control.Start())
-	require.NoError(t, layQueueSignal(control.Process.Pid, syscall.SIGSEGV))
+	require.NoError(t, layQueueSignal(control.Process.Pid, syscall.SIGILL))
 	var ee *exec.ExitError
 	require.ErrorAs(t, control.Wait(), &ee)
-	require.Equal(t, syscall.SIGSEGV, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGSEGV is delivered")
+	require.Equal(t, syscall.SIGILL, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGILL is delivered")
 	for _, rung := range layRungs {
 		t.Run(string(rung), func(t *testing.T) {
 			sb, _ := s.sandbox(t, rung, s.config())
@@ -301,7 +301,7 @@ func TestLayersInitFailureIsNoStatus(t *testing.T) {
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			require.NoError(t, c.Start())
-			require.NoError(t, layQueueSignal(c.Process.Pid, syscall.SIGSEGV))
+			require.NoError(t, layQueueSignal(c.Process.Pid, syscall.SIGILL))
 			err := c.Wait()
 			var se *corral.SetupError
 			require.ErrorAs(t, err, &se)

@@ -36,7 +36,6 @@ func initMain([]string) int {
 	// Privileges are dropped on this thread only, and the command inherits
 	// them from it: keep the goroutine here.
 	runtime.LockOSThread()
-	absorbFaultSignals()
 	// Subscribing to signals starts a runtime thread, which takes as long as
 	// building the sandbox: let it happen on another core meanwhile.
 	// Signals that arrive before the command exists wait in the channel.
@@ -44,6 +43,7 @@ func initMain([]string) int {
 	go func() {
 		signals := make(chan os.Signal, 16)
 		signal.Notify(signals, forwarded...)
+		absorbFaultSignals()
 		subscribed <- signals
 	}()
 	conn, err := fileConn(os.NewFile(initFd, "corral-init"))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -20,28 +21,36 @@ import (
 	"github.com/corralhq/corral/internal/testhook"
 )
 
-// queueFault queues SIGSEGV to pid with sigqueue's code, which a Go program
-// takes for a fault of its own.
+// queueFault queues SIGILL to pid with sigqueue's code, which a Go program
+// takes for a fault of its own, whichever of its threads receives it.
 func queueFault(pid int) error {
 	var info [128]byte
-	binary.LittleEndian.PutUint32(info[0:], uint32(syscall.SIGSEGV))
+	binary.LittleEndian.PutUint32(info[0:], uint32(syscall.SIGILL))
 	binary.LittleEndian.PutUint32(info[8:], 0xffffffff) // SI_QUEUE
 	binary.LittleEndian.PutUint32(info[16:], uint32(os.Getpid()))
 	binary.LittleEndian.PutUint32(info[20:], uint32(os.Getuid()))
-	_, _, errno := syscall.Syscall(syscall.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(syscall.SIGSEGV), uintptr(unsafe.Pointer(&info[0])))
+	_, _, errno := syscall.Syscall(syscall.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(syscall.SIGILL), uintptr(unsafe.Pointer(&info[0])))
 	if errno != 0 {
 		return errno
 	}
 	return nil
 }
 
-// sandboxInitOf finds the init below the CLI process cli: its child, or its
-// spawner's.
+// sandboxInitOf finds the init of the command that runs `sleep` below the
+// CLI process cli: the sleep's parent (a sandbox built ahead may wait
+// beside it).
 func sandboxInitOf(t *testing.T, cli int) int {
+	var pid int
+	// The shell that printed "started" execs sleep right after.
+	require.Eventually(t, func() bool { pid = findInit(cli); return pid != 0 }, 10*time.Second, 5*time.Millisecond,
+		"no sandboxed command below %d", cli)
+	return pid
+}
+
+func findInit(cli int) int {
 	parents := map[int]int{}
-	inits := []int{}
-	ents, err := os.ReadDir("/proc")
-	require.NoError(t, err)
+	var sleeps []int
+	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -53,16 +62,17 @@ func sandboxInitOf(t *testing.T, cli int) int {
 		}
 		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 		parents[pid], _ = strconv.Atoi(f[1])
-		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Contains(cmdline, []byte("__sandbox-init")) {
-			inits = append(inits, pid)
+		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.HasPrefix(cmdline, []byte("sleep\x00")) {
+			sleeps = append(sleeps, pid)
 		}
 	}
-	for _, pid := range inits {
-		if parents[pid] == cli || parents[parents[pid]] == cli {
-			return pid
+	for _, pid := range sleeps {
+		for p := parents[pid]; p > 1; p = parents[p] {
+			if p == cli {
+				return parents[pid]
+			}
 		}
 	}
-	t.Fatalf("no sandbox init below %d", cli)
 	return 0
 }
 
@@ -115,6 +125,7 @@ func noDump(t *testing.T, stderr string) {
 	t.Helper()
 	assert.NotContains(t, stderr, "goroutine")
 	assert.NotContains(t, stderr, "SIGSEGV")
+	assert.NotContains(t, stderr, "SIGILL")
 	assert.NotContains(t, stderr, "SIGABRT")
 	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
 		if line != "" {
@@ -158,11 +169,11 @@ func TestRunInitFailureExits125(t *testing.T) {
 	require.NoError(t, queueFault(control.Process.Pid))
 	var ee *exec.ExitError
 	require.ErrorAs(t, control.Wait(), &ee)
-	require.Equal(t, syscall.SIGSEGV, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGSEGV is delivered")
+	require.Equal(t, syscall.SIGILL, ee.Sys().(syscall.WaitStatus).Signal(), "a queued SIGILL is delivered")
 	for _, r := range cliRungs {
 		t.Run(string(r.rung), func(t *testing.T) {
 			needsRung(t, r.rung, r.disable)
-			c, stderr, _ := startCLI(t, r.disable, "sh", "-c", "echo started; exec sleep 100")
+			c, stderr, _ := startCLI(t, r.disable, "sh", "-c", "echo started; exec sleep 20")
 			require.NoError(t, queueFault(sandboxInitOf(t, c.Process.Pid)))
 			err := c.Wait()
 			require.True(t, err == nil || errors.As(err, &ee))
