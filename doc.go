@@ -45,8 +45,9 @@
 //
 // # What a command gets
 //
-// On Linux each command runs in new user, mount and PID namespaces (and a
-// network namespace with only loopback for [NetworkNone]):
+// On Linux each command runs in new user, mount, PID, IPC, UTS and cgroup
+// namespaces (and a network namespace with only loopback for
+// [NetworkNone]):
 //   - the host's / read-only, every submount included; a fresh /proc; a
 //     minimal /dev; a private /tmp;
 //   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]

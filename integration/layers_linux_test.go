@@ -459,7 +459,7 @@ func TestLayersFallback(t *testing.T) {
 func TestLayersDoctor(t *testing.T) {
 	r, err := corral.Doctor(corral.Config{})
 	require.NoError(t, err)
-	require.Len(t, r.Layers, 8)
+	require.Len(t, r.Layers, 9)
 	if !r.OK {
 		hosttest.Skip(t, "this host cannot give the full rung: "+layMissing(r))
 	}

@@ -19,7 +19,7 @@ func TestDoctorJSON(t *testing.T) {
 	stdout, stderr, code := cli(t, t.TempDir(), "doctor", "--json")
 	var r corral.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &r), "stdout: %s\nstderr: %s", stdout, stderr)
-	assert.Len(t, r.Layers, 8)
+	assert.Len(t, r.Layers, 9)
 	assert.Equal(t, corral.FallbackFail, r.Fallback)
 	if r.OK {
 		assert.Equal(t, 0, code)

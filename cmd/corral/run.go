@@ -248,6 +248,10 @@ func exitStatus(c *corral.Cmd, err error) error {
 		if err == nil {
 			return nil
 		}
+		var se *corral.SetupError
+		if errors.As(err, &se) {
+			return &exitError{code: exitSetup, msg: err.Error()}
+		}
 		// Killed before a status arrived (timeout or cancellation).
 		return &exitError{code: 128 + int(syscall.SIGKILL)}
 	}
