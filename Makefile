@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin
 CORRAL   := $(BIN)/corral
 
-.PHONY: all build demo test test-root test-unprivileged test-nocgo vet cross bench clean
+.PHONY: all build demo deps test test-root test-unprivileged test-nocgo test-userbuild vet cross bench clean
 
 all: build
 
@@ -16,22 +16,29 @@ build:
 demo: build
 	@scripts/demo.sh $(CORRAL)
 
-# Unit and integration tests as the current user with cgo (libseccomp
-# checks the generated filters), again built without cgo as `make build`
-# ships, then (when root) again as an unprivileged user, plus vet and a
-# macOS cross-build.
-test: vet cross test-root test-nocgo test-unprivileged
+# Installs what the tests need when run as root (scripts/deps.sh; as
+# another user it names the missing packages and the command). Then unit
+# and integration tests as the current user with cgo and the libseccomp tag
+# (libseccomp checks the generated filters), again built without cgo as
+# `make build` ships, a library user's cgo build without libseccomp, then
+# (when root) again as an unprivileged user, plus vet and a macOS
+# cross-build.
+test: deps vet cross test-root test-nocgo test-userbuild test-unprivileged
+
+deps:
+	@scripts/deps.sh test
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags libseccomp ./...
 
 cross:
 	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
 
 test-root:
-	$(GO) test -count=1 ./...
+	$(GO) test -tags libseccomp -count=1 ./...
 
 test-unprivileged:
 	@scripts/test-unprivileged.sh
@@ -41,7 +48,11 @@ test-unprivileged:
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 ./...
 
+test-userbuild:
+	@scripts/userbuild.sh
+
 bench: build
+	@scripts/deps.sh test bench
 	@scripts/bench.sh
 
 clean:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/nsjail"
@@ -102,7 +103,22 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	if err != nil {
 		return nil, translate(req.Name, err)
 	}
-	return p, nil
+	return jailProcess{p, req.Name}, nil
+}
+
+// jailProcess reports a sandbox that failed while its command ran (its init
+// died) as the package's typed error.
+type jailProcess struct {
+	*nsjail.Process
+	name string
+}
+
+func (p jailProcess) Wait() (syscall.WaitStatus, error) {
+	ws, err := p.Process.Wait()
+	if err != nil {
+		err = translate(p.name, err)
+	}
+	return ws, err
 }
 
 func (b *linuxBackend) close() error { return b.jail.Close() }

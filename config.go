@@ -42,8 +42,28 @@ type Config struct {
 	// ReadOnlyPaths stay read-only even under a writable parent, such as an
 	// agent's data directory inside its instance directory.
 	ReadOnlyPaths []string
-	// HiddenPaths cannot be read or listed at all.
+	// HiddenPaths cannot be read or listed at all. Each must exist. The
+	// well-known credential stores of [CredentialStores] are hidden too,
+	// without being listed here, unless Reveal names them.
 	HiddenPaths []string
+	// Reveal opts credential stores back in: every path of
+	// [CredentialStores] equal to or inside an entry stays visible. An
+	// entry that covers none of them is an error.
+	Reveal []string
+	// PolicyFiles are files that configure this sandbox, such as the
+	// config file it was read from: they are kept read-only inside it, so
+	// that a command cannot rewrite, replace or remove the policy the next
+	// command runs under. Each must exist; one reached through a symlink
+	// inside a writable path is refused, as the command could swap the
+	// link. Files that are not regular (a pipe such as /dev/stdin) are
+	// skipped.
+	PolicyFiles []string
+	// AllowHome lets the workspace or a writable path be the caller's home
+	// directory or a directory holding it. By default that is refused:
+	// the command could plant code that runs at the next login (see
+	// docs/layers.md for what stays protected when it is allowed). The
+	// root directory is refused whatever this says.
+	AllowHome bool
 	// Network defaults to NetworkHost.
 	Network Network
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
@@ -150,6 +170,11 @@ type spec struct {
 	UnixSockets bool
 	Ptrace      bool
 	logf        func(format string, args ...any)
+
+	// DefaultHidden are the credential stores hidden by default, also
+	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
+	DefaultHidden []string
+	Policy        []string
 }
 
 // defaultAhead is how many sandboxes are kept built ahead by default.
@@ -245,7 +270,10 @@ func (s *spec) resolvePaths(c Config) error {
 	if err := s.resolveOverlaid(c); err != nil {
 		return err
 	}
-	return s.checkHidden()
+	if err := s.checkHidden(); err != nil {
+		return err
+	}
+	return s.resolvePolicy(c)
 }
 
 // checkHidden refuses any other path inside a hidden one: the hidden path is

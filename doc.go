@@ -29,10 +29,25 @@
 //		...
 //	}
 //
+// Tests of a package that starts sandboxes need the same first call, in
+// TestMain, since the test binary is what gets re-executed:
+//
+//	func TestMain(m *testing.M) {
+//		if corral.Init() {
+//			return
+//		}
+//		os.Exit(m.Run())
+//	}
+//
+// Building needs no C library: the seccomp filters come generated ahead
+// and embedded, so a build with or without cgo works on any Linux machine
+// with Go alone.
+//
 // # What a command gets
 //
-// On Linux each command runs in new user, mount and PID namespaces (and a
-// network namespace with only loopback for [NetworkNone]):
+// On Linux each command runs in new user, mount, PID, IPC, UTS and cgroup
+// namespaces (and a network namespace with only loopback for
+// [NetworkNone]):
 //   - the host's / read-only, every submount included; a fresh /proc; a
 //     minimal /dev; a private /tmp;
 //   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]

@@ -19,6 +19,10 @@ type Report struct {
 	OK bool `json:"ok"`
 	// Problem says why not, naming the missing layer.
 	Problem string `json:"problem,omitempty"`
+	// HiddenByDefault are the credential stores (see CredentialStores)
+	// that exist, that the caller can read, and that a sandbox hides
+	// unless Config.Reveal names them.
+	HiddenByDefault []string `json:"hidden_by_default"`
 }
 
 // Doctor probes the host (once per process) and reports which layers it
@@ -26,14 +30,26 @@ type Report struct {
 // takes the namespaces as given where nothing argues against them, it tries
 // every one. On macOS the one layer is seatbelt: whether
 // /usr/bin/sandbox-exec applies a profile. Only Mode, Network, Fallback and
-// AllowUnixSockets of cfg matter; paths are not checked. The error reports
-// an invalid field.
+// AllowUnixSockets of cfg matter, and Reveal for the credential stores
+// hidden by default; paths are not checked. The error reports an invalid
+// field.
 func Doctor(cfg Config) (*Report, error) {
 	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace}
 	if err := s.resolveChoices(cfg); err != nil {
 		return nil, err
 	}
-	return report(probeHostFully().withTestHook(), s), nil
+	stores, err := hiddenByDefault(cfg.Reveal)
+	if err != nil {
+		return nil, err
+	}
+	r := report(probeHostFully().withTestHook(), s)
+	r.HiddenByDefault = []string{}
+	if s.Mode != ModeDisabled {
+		for _, st := range stores {
+			r.HiddenByDefault = append(r.HiddenByDefault, st.real)
+		}
+	}
+	return r, nil
 }
 
 // report is what Doctor says about s on h.

@@ -19,6 +19,16 @@ import (
 //		}
 //		// the program proper
 //	}
+//
+// A test binary is re-executed the same way, so a package whose tests start
+// sandboxes calls Init first in TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		if corral.Init() {
+//			return
+//		}
+//		os.Exit(m.Run())
+//	}
 func Init() bool {
 	initCalled.Store(true)
 	registerEntrypoints()
@@ -30,5 +40,6 @@ func Init() bool {
 // sandboxes, and every spawn would hang or multiply.
 var initCalled atomic.Bool
 
-// ErrNoInit is returned by New when Init was not called first in main.
-var ErrNoInit = errors.New("corral.Init was not called first in main (see the package documentation)")
+// ErrNoInit is returned by New when Init was not called first in main, or,
+// in a test binary, first in TestMain.
+var ErrNoInit = errors.New("corral.Init was not called first in main, or in TestMain for tests that start sandboxes (see the package documentation)")

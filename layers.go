@@ -43,6 +43,7 @@ const (
 	LayerMountNS  = "mount namespace"
 	LayerPIDNS    = "pid namespace"
 	LayerNetNS    = "network namespace"
+	LayerKernelNS = "ipc/uts/cgroup ns" // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
 	LayerProc     = "proc"
 	LayerOverlay  = "overlayfs"
 	LayerLandlock = "landlock"
@@ -152,7 +153,7 @@ func bestEffort(h *host, n needs, without []LayerStatus) *rungPlan {
 
 // namespaceNeeds are the layers the full rung builds its tree from.
 func namespaceNeeds(h *host, n needs) []LayerStatus {
-	ls := []LayerStatus{h.status(LayerUserNS), h.status(LayerMountNS), h.status(LayerPIDNS), h.status(LayerProc)}
+	ls := []LayerStatus{h.status(LayerUserNS), h.status(LayerMountNS), h.status(LayerPIDNS), h.status(LayerKernelNS), h.status(LayerProc)}
 	if n.netNone {
 		ls = append(ls, h.status(LayerNetNS))
 	}

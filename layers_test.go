@@ -15,7 +15,7 @@ import (
 // fakeHost has every layer, Landlock at abi, minus the ones named.
 func fakeHost(abi int, missing ...string) *host {
 	h := &host{landlockABI: abi}
-	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
+	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
 		l := LayerStatus{Name: n, Available: true}
 		for _, m := range missing {
 			if m == n {
@@ -193,6 +193,7 @@ func TestNamespacesLikely(t *testing.T) {
 	}{
 		{"ordinary host", all, open, false, clean, true},
 		{"no user namespaces in the kernel", func(ns string) bool { return ns != "user" }, open, false, clean, false},
+		{"no cgroup namespaces in the kernel", func(ns string) bool { return ns != "cgroup" }, open, false, clean, false},
 		{"switched off", all, map[string]string{"kernel.unprivileged_userns_clone": "0"}, false, clean, false},
 		{"apparmor", all, map[string]string{"kernel.apparmor_restrict_unprivileged_userns": "1"}, false, clean, false},
 		{"container filter", all, open, true, clean, false},

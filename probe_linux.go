@@ -55,7 +55,7 @@ func predictHost() (*host, bool) {
 		return nil, false
 	}
 	h := &host{landlockABI: landlock.ABI()}
-	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay} {
+	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
 		h.layers = append(h.layers, LayerStatus{Name: n, Available: true, Detail: "predicted, not tried"})
 	}
 	h.layers = append(h.layers, landlockLayer(h.landlockABI), seccompLayer())
@@ -66,7 +66,7 @@ func namespaceLayers() []LayerStatus {
 	r, err := nsjail.Probe()
 	if err != nil {
 		out := []LayerStatus{}
-		for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerProc, LayerOverlay} {
+		for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
 			out = append(out, LayerStatus{Name: n, Reason: err.Error()})
 		}
 		return out
@@ -87,6 +87,7 @@ func namespaceLayers() []LayerStatus {
 		user,
 		layerOf(LayerMountNS, r.MountNS, "mount namespace: "),
 		layerOf(LayerPIDNS, r.PIDNS, "pid namespace: "),
+		layerOf(LayerKernelNS, r.KernelObjects, "ipc, uts or cgroup namespace: "),
 		layerOf(LayerNetNS, r.NetNS, "network namespace: "),
 		proc,
 		layerOf(LayerOverlay, r.Overlay, "overlayfs in a user namespace: "),

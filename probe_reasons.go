@@ -75,7 +75,7 @@ func procCovered(mountinfo io.Reader) (string, error) {
 // user namespaces off, no seccomp filter sits on the process (filtered), and
 // no mount covers part of /proc, which would refuse a fresh one.
 func namespacesLikely(hasNS func(string) bool, values map[string]string, filtered bool, mountinfo io.Reader) bool {
-	for _, ns := range []string{"user", "mnt", "pid", "net"} {
+	for _, ns := range []string{"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"} {
 		if !hasNS(ns) {
 			return false
 		}

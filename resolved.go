@@ -5,7 +5,9 @@ import "slices"
 // Resolved returns c as a sandbox built from it sees it: validated, with
 // defaults filled in, every path absolute and free of symlinks, duplicates
 // dropped. It is what `corral profile` prints from; New resolves the same
-// way.
+// way. HiddenPaths holds what c hides explicitly (see DefaultHidden for the
+// credential stores hidden besides); ReadOnlyPaths includes the
+// PolicyFiles, which hold the canonical paths of those kept read-only.
 func (c Config) Resolved() (Config, error) {
 	s, err := c.resolve()
 	if err != nil {
@@ -14,7 +16,9 @@ func (c Config) Resolved() (Config, error) {
 	r := c
 	r.Mode, r.Network, r.Fallback = s.Mode, s.Network, s.Fallback
 	r.Workspace = s.Workspace
-	r.WritablePaths, r.ReadOnlyPaths, r.HiddenPaths = s.Writable, s.ReadOnly, s.Hidden
+	r.WritablePaths, r.ReadOnlyPaths = s.Writable, s.ReadOnly
+	r.HiddenPaths = slices.DeleteFunc(slices.Clone(s.Hidden), func(h string) bool { return slices.Contains(s.DefaultHidden, h) })
+	r.PolicyFiles = s.Policy
 	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
 	r.ChangesetPaths = s.Overlaid
 	if r.Changeset != "" {

@@ -32,6 +32,11 @@ type Sandbox struct {
 	WritablePaths []string
 	ReadOnlyPaths []string
 	HiddenPaths   []string
+	// Reveal names credential stores left visible (corral.Config.Reveal).
+	Reveal []string
+	// AllowHome lets the workspace or a writable path be a home directory
+	// (corral.Config.AllowHome); false unless the file says true.
+	AllowHome bool
 	// Network is corral.NetworkHost unless the file says "none".
 	Network corral.Network
 	// Fallback says what to do when the sandbox cannot be built.
@@ -51,6 +56,11 @@ type Sandbox struct {
 	// too (corral.Config.ChangesetPaths): each must also be listed in
 	// WritablePaths, which corral.New checks.
 	ChangesetPaths []string
+	// ConfigFile is the file the table was read by Load or Watch from, as
+	// given (made absolute); empty for Parse. CorralConfig lists it in
+	// corral.Config.PolicyFiles, so that no command can rewrite the policy
+	// it and the next ones run under.
+	ConfigFile string
 }
 
 // Fallback says what happens when the host cannot give the sandbox that
@@ -109,10 +119,28 @@ func (s Sandbox) CorralConfig() corral.Config {
 		Network:       s.Network,
 		Env:           slices.Clone(s.Env),
 		AllowPlanting: slices.Clone(s.AllowPlanting),
+		Reveal:        slices.Clone(s.Reveal),
+		AllowHome:     s.AllowHome,
 
 		AllowUnixSockets: s.AllowUnixSockets,
 		AllowPtrace:      s.AllowPtrace,
 		Changeset:        s.Changeset,
 		ChangesetPaths:   slices.Clone(s.ChangesetPaths),
+		PolicyFiles:      policyFiles(s.ConfigFile),
 	}
+}
+
+func policyFiles(file string) []string {
+	if file == "" {
+		return nil
+	}
+	return []string{file}
+}
+
+// fromFile records in every agent's sandbox the file cfg was read from.
+func fromFile(cfg *Config, file string) *Config {
+	for i := range cfg.Agents {
+		cfg.Agents[i].Sandbox.ConfigFile = file
+	}
+	return cfg
 }

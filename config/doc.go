@@ -9,7 +9,9 @@
 //	workspace = "work/coder"    # optional: the program may derive it from the id
 //	writable_paths = ["/srv/cache"]
 //	read_only_paths = ["work/coder/.data"]
-//	hidden_paths = ["/home/me/.ssh"]
+//	hidden_paths = ["/srv/keys"]
+//	reveal = ["/home/me/.aws"]  # credential stores left readable (hidden by default)
+//	allow_home = false          # true: the workspace may be the home directory
 //	network = "host"            # or "none"
 //	fallback = "fail"           # or "warn": run weaker when the host cannot contain
 //	env = ["GOPATH", "CI=1"]    # KEY copies the caller's value, KEY=VALUE sets one
@@ -59,6 +61,15 @@
 // Config and is reported through the logf the program passes in. A program
 // holding a corral.Sandbox built from an older Config compares pointers and
 // rebuilds it when the Config changed.
+//
+// # The file is read-only to its sandboxes
+//
+// A Config from [Load] or [Watch] records the file in each
+// [Sandbox.ConfigFile], and [Sandbox.CorralConfig] lists it in
+// corral.Config.PolicyFiles: every sandbox built from it keeps the file
+// read-only, even when it lies in the workspace, so that no command can
+// rewrite, replace or remove the policy the next ones (or the next reload)
+// run under. A config from [Parse] names no file.
 //
 // # Limitations
 //

@@ -36,15 +36,18 @@ func TestExampleFile(t *testing.T) {
 		Fallback:      FallbackFail,
 		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
 		AllowPlanting: []string{".git/hooks"},
+		ConfigFile:    cfg.File,
 	}, coder.Sandbox)
 
 	reviewer, _ := cfg.Agent("reviewer")
 	assert.Equal(t, Sandbox{
-		Mode:     corral.ModeEnabled,
-		Network:  corral.NetworkNone,
-		Fallback: FallbackFail,
-		Env:      []string{"CI=1"},
+		Mode:       corral.ModeEnabled,
+		Network:    corral.NetworkNone,
+		Fallback:   FallbackFail,
+		Env:        []string{"CI=1"},
+		ConfigFile: cfg.File,
 	}, reviewer.Sandbox)
+	assert.Equal(t, []string{cfg.File}, reviewer.Sandbox.CorralConfig().PolicyFiles, "the file is kept read-only in its sandboxes")
 }
 
 // TestExampleFileCommentedKeys checks the keys shown commented out, which a
@@ -54,7 +57,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
-	require.Len(t, commented.FindAll(data, -1), 8, "the commented keys this test knows")
+	require.Len(t, commented.FindAll(data, -1), 10, "the commented keys this test knows")
 	doc := commented.ReplaceAllString(string(data), "$1")
 
 	cfg, err := Parse(strings.NewReader(doc), path)
@@ -64,6 +67,8 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	assert.Equal(t, []string{"/srv/cache/go-build", "/srv/agents/coder/notes"}, coder.Sandbox.WritablePaths)
 	assert.Equal(t, []string{"/srv/agents/coder/data"}, coder.Sandbox.ReadOnlyPaths)
 	assert.Equal(t, []string{"/home/me/.ssh"}, coder.Sandbox.HiddenPaths)
+	assert.Equal(t, []string{"/home/me/.aws"}, coder.Sandbox.Reveal)
+	assert.True(t, coder.Sandbox.AllowHome)
 	assert.True(t, coder.Sandbox.AllowUnixSockets)
 	assert.True(t, coder.Sandbox.AllowPtrace)
 	assert.Equal(t, "/srv/agents/coder/changes", coder.Sandbox.Changeset)

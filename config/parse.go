@@ -34,6 +34,8 @@ type sandboxDoc struct {
 	Fallback      *string  `toml:"fallback"`
 	Env           []string `toml:"env"`
 	AllowPlanting []string `toml:"allow_planting"`
+	Reveal        []string `toml:"reveal"`
+	AllowHome     *bool    `toml:"allow_home"`
 
 	AllowUnixSockets *bool    `toml:"allow_unix_sockets"`
 	AllowPtrace      *bool    `toml:"allow_ptrace"`
@@ -58,6 +60,8 @@ var schema = map[string]string{
 	"agents[].sandbox.fallback":           "a string",
 	"agents[].sandbox.env":                "an array of strings",
 	"agents[].sandbox.allow_planting":     "an array of strings",
+	"agents[].sandbox.reveal":             "an array of strings",
+	"agents[].sandbox.allow_home":         "a boolean",
 	"agents[].sandbox.allow_unix_sockets": "a boolean",
 	"agents[].sandbox.allow_ptrace":       "a boolean",
 	"agents[].sandbox.changeset":          "a string",
@@ -71,7 +75,11 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return parse(data, path)
+	cfg, err := parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	return fromFile(cfg, cfg.File), nil
 }
 
 // Parse reads and validates a config document from r. name names the

@@ -91,6 +91,7 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	}
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
+	s.AllowHome = d.AllowHome != nil && *d.AllowHome
 	return s, nil
 }
 
@@ -127,7 +128,10 @@ func (r *resolver) locations(key string, d *sandboxDoc, s *Sandbox) (err error) 
 			return err
 		}
 	}
-	s.ChangesetPaths, err = r.paths(key+".changeset_paths", d.ChangesetPaths)
+	if s.ChangesetPaths, err = r.paths(key+".changeset_paths", d.ChangesetPaths); err != nil {
+		return err
+	}
+	s.Reveal, err = r.paths(key+".reveal", d.Reveal)
 	return err
 }
 

@@ -62,6 +62,7 @@ func Watch(path string, logf func(format string, args ...any)) (*Runtime, error)
 	if err != nil {
 		return nil, err
 	}
+	fromFile(cfg, abs)
 	w, err := watchDirs(abs)
 	if err != nil {
 		return nil, fmt.Errorf("watch config %s: %w", path, err)
@@ -167,7 +168,7 @@ func (r *Runtime) check() {
 		r.logf("config: %v; keeping the previous config", err)
 		return
 	}
-	r.current.Store(cfg)
+	r.current.Store(fromFile(cfg, r.file))
 	r.logf("config: reloaded %s (%d agents)", r.file, len(cfg.Agents))
 }
 

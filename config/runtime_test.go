@@ -236,3 +236,20 @@ func TestWatchConcurrentReaders(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// Every config a Runtime hands out names the file, so that sandboxes built
+// from it keep the file read-only; a parsed document names none.
+func TestWatchedFileIsAPolicyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.toml")
+	writeFile(t, path, oneAgent("host", "/w"))
+	r, _ := startWatch(t, path)
+	assert.Equal(t, []string{path}, r.Config().Agents[0].Sandbox.CorralConfig().PolicyFiles)
+
+	replaceFile(t, path, oneAgent("none", "/w"))
+	require.Eventually(t, func() bool { return network(r) == corral.NetworkNone }, waitLimit, 10*time.Millisecond)
+	assert.Equal(t, []string{path}, r.Config().Agents[0].Sandbox.CorralConfig().PolicyFiles, "after a reload too")
+
+	cfg, err := Parse(strings.NewReader(oneAgent("host", "/w")), path)
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Agents[0].Sandbox.CorralConfig().PolicyFiles)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 	"github.com/corralhq/corral/internal/testhook"
 )
 
@@ -90,7 +91,7 @@ func rungSandbox(t *testing.T, rung corral.Rung, cfg corral.Config) (*corral.San
 	r, err := corral.Doctor(cfg)
 	require.NoError(t, err)
 	if !r.OK || r.Rung != rung || len(r.Without) != len(off) {
-		t.Skipf("this host cannot give rung %s with every layer: %s", rung, layMissing(r))
+		hosttest.Skipf(t, "this host cannot give rung %s with every layer: %s", rung, layMissing(r))
 	}
 	var logs []string
 	cfg.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }

@@ -46,6 +46,11 @@ func Restrict(p *Policy) error {
 // follows symlinks: Build leaves symlinks out of carved directories.
 func addRule(ruleset int, r Rule) error {
 	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		// Removed since Build saw it (an entry of a carved directory):
+		// there is nothing left to grant.
+		return nil
+	}
 	if err != nil {
 		return &os.PathError{Op: "landlock: open", Path: r.Path, Err: err}
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral/internal/hosttest"
 )
 
 // childEnv carries the directory to a re-executed copy of the test binary,
@@ -63,7 +65,7 @@ func TestRestrictChild(t *testing.T) {
 
 func TestRestrict(t *testing.T) {
 	if ABI() < 1 {
-		t.Skip("kernel without Landlock: " + Why())
+		hosttest.Skip(t, "kernel without Landlock: "+Why())
 	}
 	dir := t.TempDir()
 	for _, d := range []string{"rw/hidden", "rw/sub", "ro"} {

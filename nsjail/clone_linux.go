@@ -2,6 +2,7 @@ package nsjail
 
 import (
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -23,11 +24,21 @@ var initCaps = []uintptr{
 	unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_CHOWN, unix.CAP_FSETID,
 }
 
-// cloneInit starts a fresh init in new user, mount and PID namespaces (and a
-// network namespace when netNone) and returns the caller's end of its socket.
-// The init runs as the caller's own uid and gid, mapped 1:1.
+// kernelObjectNS are the namespaces of kernel objects the command would
+// otherwise share with the host: System V shared memory, semaphores and
+// message queues and POSIX message queues (IPC), the host name (UTS), and
+// the view of the cgroup tree (cgroup, so /proc/self/cgroup shows "/").
+const kernelObjectNS = unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// sandboxNS are the namespaces every sandbox of the full rung gets.
+const sandboxNS = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | kernelObjectNS
+
+// cloneInit starts a fresh init in new user, mount, PID, IPC, UTS and
+// cgroup namespaces (and a network namespace when netNone) and returns the
+// caller's end of its socket. The init runs as the caller's own uid and
+// gid, mapped 1:1.
 func cloneInit(netNone bool) (*os.File, int, error) {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
+	flags := uintptr(sandboxNS)
 	if netNone {
 		flags |= unix.CLONE_NEWNET
 	}
@@ -75,18 +86,79 @@ func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
 		ours.Close()
 		return nil, 0, &os.PathError{Op: "fork/exec", Path: reexec.Self, Err: err}
 	}
-	go reapInit(pid) // the status travels on the socket
+	if registerInits {
+		initExitChan(pid) // before its status can arrive
+	}
+	go reapInit(pid) // the command's status travels on the socket
 	return ours, pid, nil
 }
 
-// reapInit collects an init's exit status so it does not linger as a zombie.
+// reapInit collects an init's exit status so it does not linger as a
+// zombie, and hands it to initExited. An init is never left stopped: on the
+// landlock rung its command may stop it (it is no namespace's PID 1 there),
+// which would leave the caller waiting for a status that never comes.
 func reapInit(pid int) {
 	var ws syscall.WaitStatus
 	for {
-		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil:
+			return
+		case ws.Stopped():
+			syscall.Kill(pid, syscall.SIGCONT)
+		default:
+			initExited(pid, ws)
 			return
 		}
 	}
+}
+
+// initExited receives the status of every init this process reaps. The
+// spawner sends it on to its caller; a caller records it for the sandbox's
+// Wait.
+var initExited = recordInitExit
+
+// initExits holds the exit statuses of inits, by pid, until their sandbox
+// takes them.
+var initExits sync.Map // int -> chan syscall.WaitStatus
+
+func initExitChan(pid int) chan syscall.WaitStatus {
+	ch, _ := initExits.LoadOrStore(pid, make(chan syscall.WaitStatus, 1))
+	return ch.(chan syscall.WaitStatus)
+}
+
+// registerInits says this process keeps the statuses of the inits it
+// reaps; the spawner sends them on instead.
+var registerInits = true
+
+// recordInitExit passes on an init's status to its sandbox, if one still
+// waits for it.
+func recordInitExit(pid int, ws syscall.WaitStatus) {
+	ch, ok := initExits.Load(pid)
+	if !ok {
+		return // its sandbox is released: nobody asks
+	}
+	select {
+	case ch.(chan syscall.WaitStatus) <- ws:
+	default: // already told
+	}
+}
+
+// takeInitExit returns the channel that receives the init's status, for
+// its sandbox to keep until it is released (forgetInitExit).
+func takeInitExit(pid int) chan syscall.WaitStatus { return initExitChan(pid) }
+
+func forgetInitExit(pid int, ch chan syscall.WaitStatus) { initExits.CompareAndDelete(pid, ch) }
+
+// lostInitExits answers every sandbox still waiting with SIGKILL, the status
+// of an init killed from outside, when the process that reaps them (the
+// spawner) is gone and no status will come.
+func lostInitExits() {
+	initExits.Range(func(pid, ch any) bool {
+		recordInitExit(pid.(int), syscall.WaitStatus(syscall.SIGKILL))
+		return true
+	})
 }
 
 // directCloner clones inits from the calling process.

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 
 	"golang.org/x/sys/unix"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/corralhq/corral/landlock"
 	"github.com/corralhq/corral/seccomp"
@@ -25,7 +28,7 @@ func confine(s *setup, stdio []*os.File) *failure {
 	if s.Landlock != nil {
 		in := landlock.Input{
 			ABI:     s.Landlock.ABI,
-			Entries: landlockEntries(s, stdioEntries(stdio)),
+			Entries: landlockEntries(s),
 			DenyTCP: s.Landlock.DenyTCP,
 			Scope:   s.Landlock.Scope,
 		}
@@ -33,6 +36,7 @@ func confine(s *setup, stdio []*os.File) *failure {
 		if err != nil {
 			return failureOf("landlock", "", err)
 		}
+		p.Rules = append(p.Rules, stdioRules(stdio, p.HandledFS)...)
 		if err := landlock.Restrict(p); err != nil {
 			return failureOf("landlock", "", err)
 		}
@@ -45,20 +49,28 @@ func confine(s *setup, stdio []*os.File) *failure {
 	return nil
 }
 
-// Device files a command may write, and the terminals it may open.
+// Device files a command may write or read, and the terminals it may open.
 var (
 	writableDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+	readableDevices = []string{"/dev/random", "/dev/urandom"}
 	terminals       = []string{"/dev/tty"}
 )
+
+// bareCarved are the trees a bare sandbox gets nothing of, beyond what is
+// granted inside them by name: the host's device nodes (other sessions'
+// terminals, disks, /dev/shm) and its shared temporary directories, where
+// other programs and other sandboxes keep their files.
+var bareCarved = []string{"/dev", "/tmp", "/var/tmp"}
 
 // landlockEntries derives what each path may do from the same lists the
 // mount plan comes from. In a namespaced sandbox the mount tree already
 // keeps read-only, protected and hidden paths from the command, so only the
 // granting entries are needed and no directory is carved. A bare sandbox
-// sees the host's tree: those paths are carved out, its temp dir stands in
-// for /tmp, and the host's /dev/shm and /dev/pts (other sessions' terminals)
-// stay out of reach.
-func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
+// sees the host's tree: those paths are carved out, its own temp dir is
+// the only one it reaches (the directory holding every sandbox's temp dir
+// is carved out too), and of /dev it gets the few devices every program
+// uses and its own stdio terminal.
+func landlockEntries(s *setup) []landlock.Entry {
 	in := s.Paths
 	es := []landlock.Entry{{Path: "/", Access: landlock.ReadOnly}}
 	add := func(a landlock.Access, paths ...string) {
@@ -66,8 +78,21 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 			es = append(es, landlock.Entry{Path: p, Access: a})
 		}
 	}
+	if s.Bare {
+		carved := bareCarved
+		if s.TmpDir != "" {
+			carved = append(slices.Clone(carved), path.Dir(s.TmpDir))
+		}
+		for _, p := range carved {
+			// A path the caller configured keeps what it was given.
+			if !slices.Contains(in.Writable, p) && !slices.Contains(in.ReadOnly, p) {
+				add(landlock.None, p)
+			}
+		}
+	}
 	add(landlock.ReadWrite, in.Writable...)
 	add(landlock.Device, writableDevices...)
+	add(landlock.ReadOnly, readableDevices...)
 	add(landlock.Terminal, terminals...)
 	if s.Bare {
 		add(landlock.ReadWrite, s.TmpDir)
@@ -82,27 +107,60 @@ func landlockEntries(s *setup, stdio []landlock.Entry) []landlock.Entry {
 		add(landlock.ReadWrite, "/tmp", "/dev/shm")
 		add(landlock.Terminal, "/dev/pts")
 	}
-	return append(es, stdio...)
+	return es
 }
 
 // stdioEntries let the command reopen its own standard streams by path
-// (/dev/stdout, /proc/self/fd/1), which it already holds open: a terminal
-// or a file the caller handed it may live outside every granted tree.
-// Pipes and sockets need no rule.
-func stdioEntries(stdio []*os.File) []landlock.Entry {
-	var es []landlock.Entry
+// (/dev/stdout, /proc/self/fd/1) with no more than the descriptor itself
+// allows: a file or terminal the caller handed it may live outside every
+// granted tree, and a file opened for reading must not become writable by
+// reopening it. The rule is made from the descriptor (its /proc/self/fd
+// link is opened, not the name it was opened by), so a file deleted or
+// renamed meanwhile is still the one granted. A descriptor opened for
+// appending grants writing without truncating (`>> /dev/stdout`); that is
+// no more than the descriptor allows, whose O_APPEND the command may clear.
+// Directories, pipes and sockets need no rule.
+//
+// The rules bypass Build: a descriptor's link is no place in the tree, and
+// what Build grants on /proc says nothing about the file it leads to.
+func stdioRules(stdio []*os.File, handled landlock.Access) []landlock.Rule {
+	var rs []landlock.Rule
 	for _, f := range stdio {
 		var st unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &st) != nil {
 			continue
 		}
-		p := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		if err != nil {
+			continue
+		}
+		a := openModeAccess(flags)
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFCHR:
-			es = append(es, landlock.Entry{Path: p, Access: landlock.Terminal})
+			a |= ll.AccessFSIoctlDev
 		case unix.S_IFREG:
-			es = append(es, landlock.Entry{Path: p, Access: landlock.Device})
+		default:
+			continue
+		}
+		if a &= handled; a != 0 {
+			rs = append(rs, landlock.Rule{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), Access: a})
 		}
 	}
-	return es
+	return rs
+}
+
+// openModeAccess is what a descriptor's open flags allow, as Landlock rights.
+func openModeAccess(flags int) landlock.Access {
+	var a landlock.Access
+	mode := flags & unix.O_ACCMODE
+	if mode == unix.O_RDONLY || mode == unix.O_RDWR {
+		a |= ll.AccessFSReadFile
+	}
+	if mode == unix.O_WRONLY || mode == unix.O_RDWR {
+		a |= ll.AccessFSWriteFile
+		if flags&unix.O_APPEND == 0 {
+			a |= ll.AccessFSTruncate
+		}
+	}
+	return a
 }

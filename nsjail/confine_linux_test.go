@@ -1,8 +1,12 @@
 package nsjail
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +31,7 @@ var paths = mounts.Input{
 }
 
 func TestLandlockEntriesNamespaced(t *testing.T) {
-	got := entryMap(landlockEntries(&setup{Paths: paths}, nil))
+	got := entryMap(landlockEntries(&setup{Paths: paths}))
 	assert.Equal(t, map[string]landlock.Access{
 		"/":              landlock.ReadOnly,
 		"/home/me/proj":  landlock.ReadWrite,
@@ -37,6 +41,8 @@ func TestLandlockEntriesNamespaced(t *testing.T) {
 		"/dev/null":      landlock.Device,
 		"/dev/zero":      landlock.Device,
 		"/dev/full":      landlock.Device,
+		"/dev/random":    landlock.ReadOnly,
+		"/dev/urandom":   landlock.ReadOnly,
 		"/dev/tty":       landlock.Terminal,
 		"/dev/pts":       landlock.Terminal,
 	}, got, "the mount tree enforces read-only and hidden paths: nothing to carve")
@@ -44,7 +50,7 @@ func TestLandlockEntriesNamespaced(t *testing.T) {
 
 func TestLandlockEntriesBare(t *testing.T) {
 	s := &setup{Paths: paths, Bare: true, TmpDir: "/tmp/corral-123"}
-	got := entryMap(landlockEntries(s, nil))
+	got := entryMap(landlockEntries(s))
 	assert.Equal(t, map[string]landlock.Access{
 		"/":                         landlock.ReadOnly,
 		"/home/me/proj":             landlock.ReadWrite,
@@ -57,26 +63,71 @@ func TestLandlockEntriesBare(t *testing.T) {
 		"/dev/null":                 landlock.Device,
 		"/dev/zero":                 landlock.Device,
 		"/dev/full":                 landlock.Device,
+		"/dev/random":               landlock.ReadOnly,
+		"/dev/urandom":              landlock.ReadOnly,
 		"/dev/tty":                  landlock.Terminal,
-	}, got, "no host /tmp, /dev/shm or /dev/pts")
+		"/dev":                      landlock.None,
+		"/tmp":                      landlock.None,
+		"/var/tmp":                  landlock.None,
+	}, got, "no host /tmp, /dev/shm, /dev/pts or other device: only what is named")
 }
 
-func TestStdioEntries(t *testing.T) {
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	defer null.Close()
-	file, err := os.CreateTemp(t.TempDir(), "out")
-	require.NoError(t, err)
-	defer file.Close()
+func TestLandlockEntriesBareKeepsConfiguredTemp(t *testing.T) {
+	in := paths
+	in.Writable = append([]string{"/tmp"}, in.Writable...)
+	s := &setup{Paths: in, Bare: true, TmpDir: "/home/me/proj/corral-1"}
+	got := landlockEntries(s)
+	for _, e := range got {
+		if e.Path == "/tmp" || e.Path == "/home/me/proj" {
+			assert.Equal(t, landlock.ReadWrite, e.Access, "%s is configured writable: it is not carved out", e.Path)
+		}
+	}
+	assert.Equal(t, landlock.None, entryMap(got)["/dev"])
+}
+
+func TestStdioRules(t *testing.T) {
+	const (
+		read     = ll.AccessFSReadFile
+		write    = ll.AccessFSWriteFile | ll.AccessFSTruncate
+		ioctlDev = ll.AccessFSIoctlDev
+	)
+	name := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(name, nil, 0o600))
+	cases := []struct {
+		name  string
+		path  string
+		flags int
+		want  landlock.Access
+	}{
+		{"file read", name, os.O_RDONLY, read},
+		{"file write", name, os.O_WRONLY, write},
+		{"file read and write", name, os.O_RDWR, read | write},
+		{"file append", name, os.O_WRONLY | os.O_APPEND, ll.AccessFSWriteFile},
+		{"file read and append", name, os.O_RDWR | os.O_APPEND, read | ll.AccessFSWriteFile},
+		{"device read", os.DevNull, os.O_RDONLY, read | ioctlDev},
+		{"device write", os.DevNull, os.O_WRONLY, write | ioctlDev},
+		{"directory", t.TempDir(), os.O_RDONLY, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := os.OpenFile(c.path, c.flags, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			es := stdioRules([]*os.File{f}, landlock.HandledFS(9))
+			if c.want == 0 {
+				assert.Empty(t, es, "nothing to reopen with")
+				return
+			}
+			require.Len(t, es, 1)
+			assert.Equal(t, c.want, es[0].Access)
+			assert.Equal(t, fmt.Sprintf("/proc/self/fd/%d", f.Fd()), es[0].Path, "granted by descriptor, not by name")
+		})
+	}
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	es := stdioEntries([]*os.File{null, file, w})
-	require.Len(t, es, 2, "pipes need no rule")
-	assert.Equal(t, landlock.Terminal, es[0].Access)
-	assert.Equal(t, landlock.Device, es[1].Access)
-	assert.Regexp(t, `^/proc/self/fd/\d+$`, es[0].Path)
+	assert.Empty(t, stdioRules([]*os.File{r, w}, landlock.HandledFS(9)), "pipes need no rule")
 }
 
 func TestParseParent(t *testing.T) {

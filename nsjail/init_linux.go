@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -42,6 +43,7 @@ func initMain([]string) int {
 	go func() {
 		signals := make(chan os.Signal, 16)
 		signal.Notify(signals, forwarded...)
+		absorbFaultSignals()
 		subscribed <- signals
 	}()
 	conn, err := fileConn(os.NewFile(initFd, "corral-init"))
@@ -57,6 +59,7 @@ func initMain([]string) int {
 		}
 		return 125
 	}
+	quietStderr()
 	defer cleanUp(&s)
 	if f := build(&s); f != nil {
 		send(conn, reply{Fail: f})
@@ -358,6 +361,44 @@ func watchLifeline(conn *conn, s *setup) {
 			killDescendants()
 		}
 	}
+}
+
+// faultSignals are the signals Go's runtime treats as a crash of its own:
+// without a handler of ours, one sent by the command (kill -ABRT 1) would
+// end the init with a stack dump.
+var faultSignals = []os.Signal{
+	unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV,
+	unix.SIGSTKFLT, unix.SIGSYS,
+}
+
+// absorbFaultSignals makes the init survive every fault signal sent to it
+// with kill or tgkill: the runtime hands such signals to the channel and
+// the init drops them. A fault signal queued with another code (sigqueue,
+// a file's F_SETSIG signal) would still pass for a real fault; the seccomp
+// filter keeps the command from sending those. The handlers are the
+// runtime's, so the command starts with default dispositions, not ignored
+// ones.
+func absorbFaultSignals() {
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, faultSignals...)
+	go func() {
+		for range c {
+		}
+	}()
+}
+
+// quietStderr points the init's stderr at /dev/null once corral has
+// spoken to it: the command must never make the init print on the
+// caller's screen (a runtime dump, were the init to crash anyway). Every
+// failure travels to the caller on the socket instead.
+func quietStderr() {
+	null, err := unix.Open(os.DevNull, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	unix.Dup3(null, 2, 0)
+	unix.Close(null)
+	debug.SetTraceback("none")
 }
 
 func forward(signals <-chan os.Signal, pid int) {

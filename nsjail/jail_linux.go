@@ -222,11 +222,13 @@ func (j *Jail) build() (*Process, error) {
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "namespaces", Err: err}
 	}
+	exit := takeInitExit(pid)
 	// Open the handle before the first round trip: the init answering
 	// afterwards proves the pid still named it.
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		conn.Close()
+		forgetInitExit(pid, exit)
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
 	}
@@ -236,10 +238,11 @@ func (j *Jail) build() (*Process, error) {
 	if err != nil {
 		unix.Close(pidfd)
 		conn.Close()
+		forgetInitExit(pid, exit)
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "init", Err: err}
 	}
-	p := &Process{conn: conn, pid: pid, pidfd: pidfd, proc: proc, bare: j.bare, tmpDir: s.TmpDir}
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd, proc: proc, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
 	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
@@ -258,7 +261,8 @@ type Process struct {
 	bare    bool
 	tmpDir  string
 	started bool
-	sources []source // what its binds showed when built
+	exit    chan syscall.WaitStatus // the init's own status, once reaped
+	sources []source                // what its binds showed when built
 }
 
 // exec starts c in the built sandbox.
@@ -313,7 +317,9 @@ func (p *Process) Kill() error {
 }
 
 // Wait returns the command's status once it and everything it started are
-// gone. A sandbox killed from outside reports SIGKILL.
+// gone. A sandbox killed from outside reports SIGKILL; an init that failed
+// otherwise before reporting the command's status is an error of layer
+// "init", never the command's status.
 func (p *Process) Wait() (syscall.WaitStatus, error) {
 	defer p.release()
 	var r reply
@@ -331,13 +337,24 @@ func (p *Process) Wait() (syscall.WaitStatus, error) {
 	if err := waitReadable(p.pidfd); err != nil {
 		return 0, err
 	}
+	if ws := <-p.exit; !ws.Signaled() || ws.Signal() != unix.SIGKILL {
+		return 0, &Error{Layer: "init", Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
+	}
 	return syscall.WaitStatus(unix.SIGKILL), nil
+}
+
+func describeStatus(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + unix.SignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }
 
 func (p *Process) release() {
 	p.once.Do(func() {
 		p.conn.Close()
 		unix.Close(p.pidfd)
+		forgetInitExit(p.pid, p.exit)
 		removeTmp(p.tmpDir)
 	})
 }

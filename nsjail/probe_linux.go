@@ -50,6 +50,8 @@ type ProbeResult struct {
 	NetNS   Check // unshare(CLONE_NEWNET) and bringing lo up
 	Proc    Check // a fresh procfs
 	Overlay Check // overlayfs inside the user namespace
+	// KernelObjects is clone(CLONE_NEWIPC|CLONE_NEWUTS|CLONE_NEWCGROUP).
+	KernelObjects Check
 }
 
 // Probe runs the probe. It takes a few milliseconds; callers cache it.
@@ -76,10 +78,9 @@ func Probe() (*ProbeResult, error) {
 // that fails it narrows down which namespace the host refuses.
 func probeMain([]string) int {
 	var r ProbeResult
-	all := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
-	out, err := runProbeNS(all, "check")
+	out, err := runProbeNS(sandboxNS, "check")
 	if err == nil && json.Unmarshal(out, &r) == nil {
-		r.UserNS = Check{OK: true}
+		r.UserNS, r.KernelObjects = Check{OK: true}, Check{OK: true}
 	} else {
 		r = narrow(err)
 	}
@@ -91,11 +92,22 @@ func probeMain([]string) int {
 func narrow(full error) ProbeResult {
 	r := ProbeResult{UserNS: checkOf(cloneOnly(unix.CLONE_NEWUSER))}
 	if !r.UserNS.OK {
-		r.MountNS, r.PIDNS = r.UserNS, r.UserNS
+		r.MountNS, r.PIDNS, r.KernelObjects = r.UserNS, r.UserNS, r.UserNS
 	} else {
 		r.MountNS = checkOf(cloneOnly(unix.CLONE_NEWUSER | unix.CLONE_NEWNS))
 		r.PIDNS = checkOf(cloneOnly(unix.CLONE_NEWUSER | unix.CLONE_NEWPID))
-		if r.MountNS.OK && r.PIDNS.OK {
+		r.KernelObjects = checkOf(cloneOnly(unix.CLONE_NEWUSER | kernelObjectNS))
+		if r.MountNS.OK && r.PIDNS.OK && !r.KernelObjects.OK {
+			// The rest can still be tried, for the doctor to name only
+			// what is missing.
+			var rest ProbeResult
+			out, err := runProbeNS(sandboxNS&^kernelObjectNS, "check")
+			if err == nil && json.Unmarshal(out, &rest) == nil {
+				rest.UserNS, rest.KernelObjects = r.UserNS, r.KernelObjects
+				return rest
+			}
+		}
+		if r.MountNS.OK && r.PIDNS.OK && r.KernelObjects.OK {
 			r.MountNS = checkOf(full) // each alone works; together they do not
 		}
 	}

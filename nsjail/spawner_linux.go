@@ -28,6 +28,8 @@ type spawnResp struct {
 	ID  uint64
 	Pid int    `json:",omitempty"`
 	Err string `json:",omitempty"`
+	// Exited carries an init's exit status (ID 0): the spawner reaps it.
+	Exited *uint32 `json:",omitempty"`
 }
 
 // spawnerMain serves clone requests until the caller closes the socket.
@@ -42,6 +44,21 @@ func spawnerMain([]string) int {
 		return 1
 	}
 	var wmu sync.Mutex
+	// An init's status follows the answer that announced its pid: one that
+	// exits before it is announced waits in early.
+	announced, early := map[int]bool{}, map[int]uint32{}
+	registerInits = false
+	initExited = func(pid int, ws syscall.WaitStatus) {
+		status := uint32(ws)
+		wmu.Lock()
+		defer wmu.Unlock()
+		if !announced[pid] {
+			early[pid] = status
+			return
+		}
+		delete(announced, pid)
+		send(conn, spawnResp{Pid: pid, Exited: &status})
+	}
 	for {
 		var req spawnReq
 		if _, err := recv(conn, &req); err != nil {
@@ -59,6 +76,12 @@ func spawnerMain([]string) int {
 			if f != nil {
 				send(conn, resp, f)
 				f.Close()
+				if status, ok := early[pid]; ok {
+					delete(early, pid)
+					send(conn, spawnResp{Pid: pid, Exited: &status})
+				} else {
+					announced[pid] = true
+				}
 			} else {
 				send(conn, resp)
 			}
@@ -139,7 +162,12 @@ func (s *spawner) readLoop() {
 		files, err := recv(s.conn, &resp)
 		if err != nil {
 			s.fail(errClosed)
+			lostInitExits()
 			return
+		}
+		if resp.Exited != nil {
+			recordInitExit(resp.Pid, syscall.WaitStatus(*resp.Exited))
+			continue
 		}
 		res := spawnResult{pid: resp.Pid}
 		switch {
@@ -150,6 +178,7 @@ func (s *spawner) readLoop() {
 			res.err = errors.New("spawner sent no socket")
 			closeFiles(files)
 		default:
+			initExitChan(resp.Pid) // before its status can arrive
 			res.conn, res.err = fileConn(files[0])
 		}
 		s.mu.Lock()

@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && libseccomp
 
 package seccomp
 
@@ -67,10 +67,19 @@ func addRule(f *libseccomp.ScmpFilter, r Rule) error {
 	if r.Arg == nil {
 		err = f.AddRule(call, action)
 	} else {
-		var cond libseccomp.ScmpCondition
-		cond, err = libseccomp.MakeCondition(r.Arg.Index, libseccomp.CompareMaskedEqual, r.Arg.Mask, r.Arg.Value)
+		var conds []libseccomp.ScmpCondition
+		for _, a := range []*Arg{r.Arg, r.And} {
+			if a == nil {
+				continue
+			}
+			var cond libseccomp.ScmpCondition
+			if cond, err = libseccomp.MakeCondition(a.Index, libseccomp.CompareMaskedEqual, a.Mask, a.Value); err != nil {
+				break
+			}
+			conds = append(conds, cond)
+		}
 		if err == nil {
-			err = f.AddRuleConditional(call, action, []libseccomp.ScmpCondition{cond})
+			err = f.AddRuleConditional(call, action, conds)
 		}
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-//go:build !(linux && cgo)
+//go:build !(linux && cgo && libseccomp)
 
 package seccomp
 
@@ -7,7 +7,8 @@ import (
 	"runtime"
 )
 
-// Compile fails: the compiler (libseccomp) needs cgo on Linux.
+// Compile fails: the compiler (libseccomp) is built in only with cgo and
+// the libseccomp build tag, so that no user's build needs the C library.
 func Compile([]Rule) ([]byte, error) {
 	return nil, fmt.Errorf("seccomp: %w: %s", ErrUnavailable, whyNoCompiler())
 }
@@ -22,5 +23,6 @@ func whyNoCompiler() string {
 	if runtime.GOOS != "linux" {
 		return "seccomp is Linux only"
 	}
-	return "built without cgo, and no filter was generated ahead for " + runtime.GOARCH
+	return "no filter was generated ahead for " + runtime.GOARCH +
+		", and compiling one needs a build with cgo and -tags libseccomp (and libseccomp-dev)"
 }

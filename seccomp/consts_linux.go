@@ -6,8 +6,17 @@ import "golang.org/x/sys/unix"
 const (
 	tiocsti        = unix.TIOCSTI
 	tioclinux      = unix.TIOCLINUX
+	sigIll         = uint64(unix.SIGILL)
+	sigTrap        = uint64(unix.SIGTRAP)
+	sigBus         = uint64(unix.SIGBUS)
+	sigFpe         = uint64(unix.SIGFPE)
+	sigSegv        = uint64(unix.SIGSEGV)
+	sigStkflt      = uint64(unix.SIGSTKFLT)
+	sigSys         = uint64(unix.SIGSYS)
+	fSetsig        = unix.F_SETSIG
 	afUnix         = unix.AF_UNIX
 	afInet         = unix.AF_INET
+	afNetlink      = unix.AF_NETLINK
 	afInet6        = unix.AF_INET6
 	cloneNewNS     = unix.CLONE_NEWNS
 	cloneNewCgroup = unix.CLONE_NEWCGROUP

@@ -6,8 +6,17 @@ package seccomp
 const (
 	tiocsti        = 0x5412
 	tioclinux      = 0x541c
+	sigIll         = 4
+	sigTrap        = 5
+	sigBus         = 7
+	sigFpe         = 8
+	sigSegv        = 11
+	sigStkflt      = 16
+	sigSys         = 31
+	fSetsig        = 10
 	afUnix         = 1
 	afInet         = 2
+	afNetlink      = 16
 	afInet6        = 10
 	cloneNewNS     = 0x0002_0000
 	cloneNewCgroup = 0x0200_0000

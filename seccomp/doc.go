@@ -13,16 +13,18 @@
 //
 // # Generated ahead, loaded raw
 //
-// [Compile] turns a policy into classic BPF with libseccomp, which needs
-// cgo. The policy has eight variants (three booleans in [Options]), so
-// `go generate` compiles every one of them for amd64 and arm64 into
-// prebuilt/, and [Filter] hands out the embedded program: a binary built
-// without cgo filters exactly as one built with it, and no sandbox pays
-// for compiling. On other architectures [Filter] compiles at run time, in
-// a cgo build only. A test runs each generated program through a BPF
-// simulator for every system call number of its architecture and checks
-// the outcome against [Policy], so a policy change without regenerating
-// fails the suite.
+// [Compile] turns a policy into classic BPF with libseccomp. libseccomp is
+// the generator and the test oracle, never a requirement of a user's
+// build: it is compiled in only with cgo and the libseccomp build tag
+// (`go test -tags libseccomp`, which needs libseccomp-dev). The policy has
+// eight variants (three booleans in [Options]), so `go generate` compiles
+// every one of them for amd64 and arm64 into prebuilt/, and [Filter] hands
+// out the embedded program: every build filters alike, with or without
+// cgo, and no sandbox pays for compiling. On other architectures [Filter]
+// compiles at run time, in a build with the tag only. A test (with the
+// tag) runs each generated program through a BPF simulator for every
+// system call number of its architecture and checks the outcome against
+// [Policy], so a policy change without regenerating fails the suite.
 //
 // [Load] installs a program with the seccomp(2) system call on the calling
 // thread only, with plain golang.org/x/sys/unix: the sandbox's init never
@@ -32,8 +34,8 @@
 //	// ... in the init, on the thread that starts the command:
 //	err = seccomp.Load(bpf)
 //
-// A build without cgo on an architecture with nothing generated compiles,
-// and [Filter] and [Compile] report [ErrUnavailable].
+// A build without the tag on an architecture with nothing generated
+// compiles, and [Filter] and [Compile] report [ErrUnavailable].
 //
 // # Limitations
 //

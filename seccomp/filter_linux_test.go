@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/hosttest"
 )
 
 // childEnv makes a re-executed test binary load the filter and report what
@@ -81,7 +83,7 @@ func TestFilterChild(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	if ok, why := Available(); !ok {
-		t.Skip("no seccomp filters here: " + why)
+		hosttest.Skip(t, "no seccomp filters here: "+why)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFilterChild$")
 	cmd.Env = append(os.Environ(), childEnv+"=1")

@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"errors"
+	"slices"
 	"syscall"
 )
 
@@ -11,6 +12,7 @@ type Rule struct {
 	Syscall string
 	Errno   syscall.Errno
 	Arg     *Arg // nil: every call
+	And     *Arg // a second argument that must match as well; nil: none
 	Reason  string
 }
 
@@ -51,6 +53,7 @@ func Policy(o Options) []Rule {
 	rs = append(rs, processRules(o.AllowPtrace)...)
 	rs = append(rs, terminalRules()...)
 	rs = append(rs, socketRules(o)...)
+	rs = append(rs, signalRules()...)
 	return rs
 }
 
@@ -140,7 +143,92 @@ func socketRules(o Options) []Rule {
 				Reason: "no network: there is no network namespace to keep the command off the host's"})
 		}
 	}
+	rs = append(rs, familyRules()...)
+	return append(rs, netlinkRules()...)
+}
+
+// netlinkRules refuse every netlink protocol but route, which libc asks for
+// the machine's addresses (getaddrinfo, getifaddrs, if_nameindex), with the
+// errno of a protocol the kernel does not have. The others are kernel
+// attack surface or a view of the host no command needs: generic netlink's
+// many families (nl80211, taskstats, ...), device events (kobject uevent),
+// socket diagnostics (ss falls back to /proc/net), audit, crypto, netfilter,
+// xfrm, ...
+func netlinkRules() []Rule {
+	const reason = "a netlink protocol no command needs: only route (addresses, links) is allowed"
+	var rs []Rule
+	family := &Arg{Index: 0, Mask: mask32, Value: afNetlink}
+	for p := uint64(1); p < 1<<netlinkBits; p++ {
+		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPROTONOSUPPORT, Arg: family,
+			And: &Arg{Index: 2, Mask: mask32, Value: p}, Reason: reason})
+	}
+	for bit := netlinkBits; bit < 32; bit++ {
+		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPROTONOSUPPORT, Arg: family,
+			And: &Arg{Index: 2, Mask: 1 << bit, Value: 1 << bit}, Reason: reason})
+	}
 	return rs
+}
+
+// netlinkBits: the kernel knows 32 netlink protocols (MAX_LINKS); larger
+// values are refused by the bits they set.
+const netlinkBits = 5
+
+// neededFamilies are the socket families a command may create: unix and
+// IP (within the options above), and netlink for its route protocol only
+// (see netlinkRules).
+var neededFamilies = []uint64{afUnix, afInet, afInet6, afNetlink}
+
+// familyBits is how far families are refused one by one; every family from
+// 1<<familyBits up is refused by the bits it sets. The kernel knows fewer
+// than 64 (AF_MAX is 46 in 6.x) and refuses the rest itself.
+const familyBits = 6
+
+// familyRules refuse every other socket family, with the errno of a kernel
+// built without it: AF_VSOCK reaches the host (on a virtual machine, the
+// hypervisor) whatever the network setting, AF_ALG hands the kernel's
+// crypto code to the command, and packet, bluetooth, tipc, rds, xdp and the
+// rest are kernel attack surface no command needs. socketpair gets the same
+// list: only unix pairs are allowed.
+func familyRules() []Rule {
+	const reason = "a socket family no command needs: kernel attack surface, and vsock reaches the host whatever the network"
+	var rs []Rule
+	for _, call := range []string{"socket", "socketpair"} {
+		// 0 (AF_UNSPEC) the kernel refuses itself.
+		for af := uint64(1); af < 1<<familyBits; af++ {
+			if call == "socket" && slices.Contains(neededFamilies, af) || call == "socketpair" && af == afUnix {
+				continue
+			}
+			rs = append(rs, Rule{Syscall: call, Errno: syscall.EAFNOSUPPORT, Arg: &Arg{Mask: mask32, Value: af}, Reason: reason})
+		}
+		for bit := familyBits; bit < 32; bit++ {
+			rs = append(rs, Rule{Syscall: call, Errno: syscall.EAFNOSUPPORT, Arg: &Arg{Mask: 1 << bit, Value: 1 << bit}, Reason: reason})
+		}
+	}
+	return rs
+}
+
+// faultSignals are the signals a Go program (the sandbox's init) takes for
+// a fault of its own when they carry a code other than kill's.
+var faultSignals = []uint64{sigIll, sigTrap, sigBus, sigFpe, sigSegv, sigStkflt, sigSys}
+
+// signalRules keep the command from sending a signal that passes for a
+// fault: queued with a code of the sender's choice (sigqueue), or chosen as
+// the signal of a file's events (F_SETSIG), which the kernel sends with an
+// I/O code to whatever process owns the file, the init included. kill and
+// tgkill stay allowed: their code says who sent them.
+func signalRules() []Rule {
+	const reason = "sends a fault signal with a code that passes for a real fault: crashes the init"
+	var rs []Rule
+	for _, c := range []struct {
+		call string
+		arg  uint
+	}{{"rt_sigqueueinfo", 1}, {"rt_tgsigqueueinfo", 2}, {"pidfd_send_signal", 1}} {
+		for _, sig := range faultSignals {
+			rs = append(rs, Rule{Syscall: c.call, Errno: syscall.EPERM, Arg: &Arg{Index: c.arg, Mask: mask32, Value: sig}, Reason: reason})
+		}
+	}
+	return append(rs, Rule{Syscall: "fcntl", Errno: syscall.EPERM, Arg: &Arg{Index: 1, Mask: mask32, Value: fSetsig},
+		Reason: "chooses the signal a file's events send to its owner, which can be the init: " + reason})
 }
 
 func concat(parts ...[]Rule) []Rule {

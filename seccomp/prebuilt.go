@@ -8,10 +8,11 @@ import (
 
 // The programs for every Options, generated ahead for the architectures in
 // prebuiltArchs by `go generate` (TestPrebuilt with -update, which needs
-// cgo). A binary built without cgo therefore filters as well as one built
-// with it, and no sandbox pays for compiling.
+// cgo, libseccomp-dev and the libseccomp build tag). Every build therefore
+// filters alike without linking libseccomp, and no sandbox pays for
+// compiling.
 //
-//go:generate go test -run TestPrebuilt -update .
+//go:generate go test -tags libseccomp -run TestPrebuilt -update .
 //go:embed prebuilt
 var prebuiltFS embed.FS
 
@@ -22,7 +23,8 @@ var prebuiltArchs = []string{"amd64", "arm64"}
 const compilerFile = "prebuilt/compiler"
 
 // Filter returns the program for o on this architecture: the one generated
-// ahead where there is one, else compiled now, which needs cgo.
+// ahead where there is one, else compiled now, which needs a build with cgo
+// and the libseccomp tag.
 func Filter(o Options) ([]byte, error) {
 	if b, err := prebuiltFS.ReadFile(prebuiltPath(runtime.GOARCH, o)); err == nil {
 		return b, nil

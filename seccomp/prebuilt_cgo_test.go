@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && libseccomp
 
 package seccomp
 
@@ -86,10 +86,21 @@ func checkProgram(t *testing.T, goarch string, prog []unix.SockFilter, rules []R
 			var d seccompData
 			d.nr = nr
 			d.args[r.Arg.Index] = r.Arg.Value
+			if r.And != nil {
+				d.args[r.And.Index] = r.And.Value
+			}
 			assert.Equal(t, retErrno|uint32(r.Errno), run(d), "%s: %s", name, r.Reason)
 			// Bits outside the mask do not let a call slip past.
 			d.args[r.Arg.Index] |= ^r.Arg.Mask
+			if r.And != nil {
+				d.args[r.And.Index] |= ^r.And.Mask
+			}
 			assert.Equal(t, retErrno|uint32(r.Errno), run(d), "%s with more bits set", name)
+			if r.And != nil {
+				// The first argument alone does not refuse the call.
+				d.args[r.And.Index] = 0
+				assert.Equal(t, uint32(retAllow), run(d), "%s with only its first argument matching", name)
+			}
 		}
 	}
 	for name := range byName {

@@ -14,8 +14,9 @@ import (
 const configHelp = `With --config FILE the sandbox starts from an agent's settings in that TOML
 file; --agent ID picks the agent and may be left out when the file has only
 one. Flags given on the command line win: --workspace, --net, --fallback,
---changeset and --allow-unix-sockets replace the file's values, --writable,
---changeset-writable, --read-only, --hide and --env add to its lists.
+--changeset, --allow-unix-sockets and --allow-home replace the file's values,
+--writable, --changeset-writable, --read-only, --hide, --reveal and --env add
+to its lists. The file itself is read-only to the command.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2); a valid file whose paths cannot be used exits 125.`
 
@@ -64,6 +65,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	if !f.given("allow-unix-sockets") {
 		cfg.AllowUnixSockets = file.AllowUnixSockets
 	}
+	if !f.given("allow-home") {
+		cfg.AllowHome = file.AllowHome
+	}
 	cfg.AllowPtrace = file.AllowPtrace
 	cfg.WritablePaths = append(file.WritablePaths, fromFlags.WritablePaths...)
 	cfg.ChangesetPaths = append(file.ChangesetPaths, fromFlags.ChangesetPaths...)
@@ -71,6 +75,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.HiddenPaths = append(file.HiddenPaths, fromFlags.HiddenPaths...)
 	cfg.Env = append(file.Env, fromFlags.Env...)
 	cfg.AllowPlanting = append(file.AllowPlanting, fromFlags.AllowPlanting...)
+	cfg.Reveal = append(file.Reveal, fromFlags.Reveal...)
+	// The file stays read-only to every command it configures.
+	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return cfg, nil
 }
 

@@ -160,6 +160,8 @@ func TestRunConfigExitStatus(t *testing.T) {
 	ws := workspace(t)
 	bad := writeConfig(t, "[[agents]]\nid = \"a\"\nsandbox.mode = \"maybe\"\n")
 	unusable := writeConfig(t, "[[agents]]\nid = \"a\"\nsandbox.workspace = \"does-not-exist\"\n")
+	good := writeConfig(t, "[[agents]]\nid = \"a\"\n")
+	bad2 := writeConfig(t, "[[agents]]\nid = \"a\"\nsandbox.writable_paths = [\"/no/such/w\"]\n")
 	tests := []struct {
 		name   string
 		args   []string
@@ -170,7 +172,9 @@ func TestRunConfigExitStatus(t *testing.T) {
 		{"missing file", []string{"run", "--config", "/no/such.toml", "--", "true"}, exitUsage, "open /no/such.toml: no such file or directory"},
 		{"unknown agent", []string{"run", "--config", unusable, "--agent", "x", "--", "true"}, exitUsage, `no agent "x"; the file defines a`},
 		{"agent without config", []string{"run", "--agent", "x", "--", "true"}, exitUsage, "--agent needs --config"},
-		{"valid file, unusable workspace", []string{"run", "--config", unusable, "--", "true"}, exitSetup, "does-not-exist"},
+		{"valid file, unusable workspace", []string{"run", "--config", unusable, "--", "true"}, exitUsage, unusable + ": workspace " + filepath.Join(filepath.Dir(unusable), "does-not-exist") + ": does not exist"},
+		{"unusable path from a flag", []string{"run", "--config", good, "--hide", "/no/such/h", "--", "true"}, exitUsage, "--hide /no/such/h: does not exist"},
+		{"unusable path from the file", []string{"run", "--config", bad2, "--hide", ws, "--", "true"}, exitUsage, bad2 + ": writable_paths /no/such/w: does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

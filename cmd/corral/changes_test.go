@@ -271,7 +271,7 @@ func TestRunChangesetWritable(t *testing.T) {
 
 	// A later run must name the same directories.
 	_, errOut, code = cli(t, ws, "run", "--changeset", dir, "--", "true")
-	assert.Equal(t, exitSetup, code)
+	assert.Equal(t, exitUsage, code)
 	assertOneLine(t, errOut, "a changeset keeps the directories it began with")
 	out, errOut, code = cli(t, ws, "run", "--changeset", dir, "--changeset-writable", extra, "--", "cat", extra+"/conf")
 	assert.Equal(t, 0, code, errOut)

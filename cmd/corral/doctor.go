@@ -18,6 +18,7 @@ func newDoctorCmd() *cobra.Command {
 		fallback         string
 		unixSocks        bool
 		configFile, name string
+		reveal           []string
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
@@ -38,13 +39,14 @@ Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 				Network:          corral.Network(network),
 				Fallback:         corral.Fallback(fallback),
 				AllowUnixSockets: unixSocks,
+				Reveal:           reveal,
 			}
 			if err := doctorPolicy(cmd, &cfg, configFile, name); err != nil {
 				return err
 			}
 			r, err := corral.Doctor(cfg)
 			if err != nil {
-				return err // a bad flag value: usage error
+				return &exitError{code: exitUsage, msg: err.Error()} // a bad flag value
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -67,6 +69,7 @@ Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 	fl.StringVar(&network, "net", "host", "check the policy for network host or none")
 	fl.StringVar(&fallback, "fallback", "fail", "check the policy for fallback fail or warn")
 	fl.BoolVar(&unixSocks, "allow-unix-sockets", false, "check the policy for allowed unix sockets")
+	fl.StringArrayVar(&reveal, "reveal", nil, "list the credential stores hidden by default as if `PATH` were revealed (repeatable)")
 	fl.StringVar(&configFile, "config", "", "check the policy of an agent's sandbox in the TOML `FILE`")
 	fl.StringVar(&name, "agent", "", "the `ID` of the [[agents]] entry to check from --config (optional when the file has one agent)")
 	return cmd
@@ -96,6 +99,7 @@ func doctorPolicy(cmd *cobra.Command, cfg *corral.Config, file, id string) error
 	if !cmd.Flags().Changed("allow-unix-sockets") {
 		cfg.AllowUnixSockets = fromFile.AllowUnixSockets
 	}
+	cfg.Reveal = append(fromFile.Reveal, cfg.Reveal...)
 	return nil
 }
 
@@ -115,6 +119,12 @@ func printReport(w io.Writer, r *corral.Report) {
 		fmt.Fprintf(w, "%-*s  %s\n", width, l.Name, state)
 	}
 	fmt.Fprintln(w)
+	printRung(w, r)
+	fmt.Fprintln(w)
+	printHidden(w, "", r.HiddenByDefault)
+}
+
+func printRung(w io.Writer, r *corral.Report) {
 	if !r.OK {
 		fmt.Fprintf(w, "rung:  none with fallback %s: run refuses to start\n", r.Fallback)
 		fmt.Fprintf(w, "       %s\n", r.Problem)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 	"github.com/corralhq/corral/internal/testhook"
 )
 
@@ -18,7 +19,7 @@ func TestDoctorJSON(t *testing.T) {
 	stdout, stderr, code := cli(t, t.TempDir(), "doctor", "--json")
 	var r corral.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &r), "stdout: %s\nstderr: %s", stdout, stderr)
-	assert.Len(t, r.Layers, 8)
+	assert.Len(t, r.Layers, 9)
 	assert.Equal(t, corral.FallbackFail, r.Fallback)
 	if r.OK {
 		assert.Equal(t, 0, code)
@@ -59,6 +60,8 @@ func TestRunBadFallback(t *testing.T) {
 	assertOneLine(t, stderr, `--fallback "maybe"`)
 }
 
+const noneHidden = "\ncredential stores hidden by default (--reveal PATH shows one): none here\n"
+
 // TestDoctorTextSeatbelt prints a macOS report, which has one layer.
 func TestDoctorTextSeatbelt(t *testing.T) {
 	tests := []struct {
@@ -69,12 +72,18 @@ func TestDoctorTextSeatbelt(t *testing.T) {
 		{"works", corral.Report{
 			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}},
 			Fallback: corral.FallbackFail, Rung: corral.RungSeatbelt, OK: true,
-		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n"},
+		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n" + noneHidden},
+		{"hidden stores", corral.Report{
+			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}},
+			Fallback: corral.FallbackFail, Rung: corral.RungSeatbelt, OK: true,
+			HiddenByDefault: []string{"/Users/me/.ssh", "/Users/me/.aws"},
+		}, "seatbelt  available (/usr/bin/sandbox-exec)\n\nrung:  seatbelt (fallback fail)\n\n" +
+			"credential stores hidden by default (--reveal PATH shows one):\n  /Users/me/.ssh\n  /Users/me/.aws\n"},
 		{"refused", corral.Report{
 			Layers:   []corral.LayerStatus{{Name: corral.LayerSeatbelt, Reason: "/usr/bin/sandbox-exec not found"}},
 			Fallback: corral.FallbackFail, Problem: `seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)`,
 		}, "seatbelt  unavailable: /usr/bin/sandbox-exec not found\n\nrung:  none with fallback fail: run refuses to start\n" +
-			`       seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)` + "\n"},
+			`       seatbelt: unavailable: /usr/bin/sandbox-exec not found (set Fallback "warn" to run unsandboxed)` + "\n" + noneHidden},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +116,7 @@ func doctorIn(t *testing.T, args ...string) (string, int) {
 
 func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
 	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
-		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+		hosttest.Skipf(t, "this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
 	}
 	out, code := doctorIn(t)
 	require.Equal(t, 0, code, out)
@@ -133,7 +142,7 @@ func TestDoctorExitStatusFollowsThePolicy(t *testing.T) {
 
 func TestDoctorChecksTheConfigFilesPolicy(t *testing.T) {
 	if r, err := corral.Doctor(corral.Config{}); err != nil || !r.OK {
-		t.Skipf("this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
+		hosttest.Skipf(t, "this host cannot give the full rung, so switching one layer off proves nothing: %v %+v", err, r)
 	}
 	warn := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nfallback = \"warn\"\n")
 	off := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nmode = \"disabled\"\n")

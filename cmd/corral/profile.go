@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -60,17 +61,33 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if err := f.needsChangeset(cfg); err != nil {
 		return err
 	}
+	hidden, err := cfg.DefaultHidden()
+	if err != nil {
+		return f.configFailure(err)
+	}
 	if cfg, err = cfg.Resolved(); err != nil {
-		return &exitError{code: exitSetup, msg: err.Error()}
+		return f.configFailure(err)
 	}
 	if platform == "darwin" {
 		if cfg.Changeset != "" {
 			return &exitError{code: exitSetup, msg: "--changeset needs overlayfs, which only Linux has"}
 		}
-		return printSeatbelt(w, cfg)
+		return printSeatbelt(w, cfg, hidden)
 	}
-	printLinux(w, cfg)
+	printLinux(w, cfg, hidden)
 	return nil
+}
+
+// printHidden lists the credential stores hidden without being asked.
+func printHidden(w io.Writer, prefix string, hidden []string) {
+	fmt.Fprintf(w, "%scredential stores hidden by default (--reveal PATH shows one):", prefix)
+	if len(hidden) == 0 {
+		fmt.Fprint(w, " none here")
+	}
+	fmt.Fprintln(w)
+	for _, h := range hidden {
+		fmt.Fprintf(w, "%s  %s\n", prefix, h)
+	}
 }
 
 // layer is one protection of the Linux backend, as profile lists it.
@@ -93,7 +110,7 @@ var linuxLayers = []layer{
 	{name: "seccomp", what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
 }
 
-func printLinux(w io.Writer, cfg corral.Config) {
+func printLinux(w io.Writer, cfg corral.Config, hidden []string) {
 	fmt.Fprintln(w, "layers:")
 	for _, l := range linuxLayers {
 		if l.when == nil || l.when(cfg) {
@@ -103,22 +120,30 @@ func printLinux(w io.Writer, cfg corral.Config) {
 	plan := mounts.Build(mounts.Input{
 		Writable:  append([]string{cfg.Workspace}, cfg.WritablePaths...),
 		ReadOnly:  cfg.ReadOnlyPaths,
-		Hidden:    cfg.HiddenPaths,
+		Hidden:    append(slices.Clone(cfg.HiddenPaths), hidden...),
 		Protected: cfg.Protected(),
 		Overlays:  changesetOverlay(cfg),
 	})
+	fmt.Fprintln(w)
+	printHidden(w, "", hidden)
+	if len(cfg.PolicyFiles) > 0 {
+		fmt.Fprintln(w, "\npolicy files, read-only to the command:")
+		for _, p := range cfg.PolicyFiles {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 	fmt.Fprintln(w, "\nmounts, in order (pin, protect: only if the path exists when the command starts):")
 	for _, m := range plan.Mounts {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
 }
 
-func printSeatbelt(w io.Writer, cfg corral.Config) error {
+func printSeatbelt(w io.Writer, cfg corral.Config, hidden []string) error {
 	p, err := seatbelt.Generate(seatbelt.Input{
 		Workspace:   cfg.Workspace,
 		Writable:    cfg.WritablePaths,
 		ReadOnly:    cfg.ReadOnlyPaths,
-		Hidden:      cfg.HiddenPaths,
+		Hidden:      append(slices.Clone(cfg.HiddenPaths), hidden...),
 		Protected:   cfg.Protected(),
 		TempDir:     filepath.Join(tempDir(), "corral-*"),
 		NetworkNone: cfg.Network == corral.NetworkNone,
@@ -129,6 +154,7 @@ func printSeatbelt(w io.Writer, cfg corral.Config) error {
 	}
 	fmt.Fprintln(w, "; corral profile for darwin. TMPDIR stands for the private directory")
 	fmt.Fprintln(w, "; made for each command under the caller's temporary directory.")
+	printHidden(w, "; ", hidden)
 	fmt.Fprint(w, p)
 	return nil
 }

@@ -135,12 +135,12 @@ func TestProfileErrors(t *testing.T) {
 		{"bad platform", []string{"--platform", "windows", "--workspace", link}, exitUsage, `--platform "windows": want linux or darwin`},
 		{"argument without --", []string{"--workspace", link, "sh"}, exitUsage, `unexpected argument "sh"`},
 		{"unknown flag", []string{"--bogus"}, exitUsage, "unknown flag"},
-		{"missing workspace", []string{"--workspace", filepath.Join(link, "missing")}, exitSetup, "config Workspace"},
+		{"missing workspace", []string{"--workspace", filepath.Join(link, "missing")}, exitUsage, "--workspace " + filepath.Join(link, "missing") + ": does not exist"},
 		{"bad network", []string{"--workspace", link, "--net", "wifi"}, exitUsage, `--net "wifi"`},
 		{"negative timeout", []string{"--workspace", link, "--timeout", "-1s"}, exitUsage, "--timeout"},
 		{"config missing", []string{"--workspace", link, "--config", filepath.Join(real, "missing.toml")}, exitUsage, "load config"},
 		{"agent without config", []string{"--workspace", link, "--agent", "coder"}, exitUsage, "--agent needs --config"},
-		{"hidden workspace", []string{"--platform", "darwin", "--workspace", link, "--hide", filepath.Dir(real)}, exitSetup, "config HiddenPaths"},
+		{"hidden workspace", []string{"--platform", "darwin", "--workspace", link, "--hide", filepath.Dir(real)}, exitUsage, "--hide " + filepath.Dir(real) + ": contains"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,8 @@ type runFlags struct {
 	writable  []string
 	readOnly  []string
 	hidden    []string
+	reveal    []string
+	allowHome bool
 	network   string
 	cwd       string
 	env       []string
@@ -46,6 +48,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
 	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
+	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
+	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
 	fl.StringVar(&f.network, "net", "host", "network: host or none")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
@@ -101,7 +105,7 @@ func (f *runFlags) validatePaths() error {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}} {
+	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}, {"reveal", f.reveal}} {
 		if slices.Contains(l.paths, "") {
 			return usageError("--%s: empty path", l.flag)
 		}
@@ -124,6 +128,8 @@ func (f *runFlags) config() (corral.Config, error) {
 		WritablePaths:    append(slices.Clone(f.writable), f.changesetWritable...),
 		ReadOnlyPaths:    f.readOnly,
 		HiddenPaths:      f.hidden,
+		Reveal:           f.reveal,
+		AllowHome:        f.allowHome,
 		Network:          corral.Network(f.network),
 		Env:              f.env,
 		Changeset:        f.changeset,
@@ -148,7 +154,8 @@ func newRunCmd() *cobra.Command {
 ` + configHelp + `
 
 Exit status: the command's own; 128+N when killed by signal N; 127 command not
-found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
+found; 126 not executable; 125 the sandbox could not be set up; 2 usage error,
+including a path or --cwd that does not exist or cannot be used.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(); err != nil {
@@ -165,7 +172,7 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 			if err := f.needsChangeset(cfg); err != nil {
 				return err
 			}
-			err = runCommand(cfg, f.cwd, f.timeout, args)
+			err = runCommand(cfg, &f, args)
 			if f.review {
 				return reviewAfterRun(cfg.Changeset, err)
 			}
@@ -181,12 +188,13 @@ func usageError(format string, args ...any) error {
 	return fmt.Errorf(format, args...)
 }
 
-// runCommand runs args in a sandbox made from cfg, in cwd, killed after
-// timeout when it is not zero.
-func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []string) error {
+// runCommand runs args in a sandbox made from cfg, in --cwd, killed after
+// --timeout when it is not zero.
+func runCommand(cfg corral.Config, f *runFlags, args []string) error {
+	cwd, timeout := f.cwd, f.timeout
 	sb, err := corral.New(cfg)
 	if err != nil {
-		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		return notStarted(f.configFailure(err))
 	}
 	ctx := context.Background()
 	if timeout > 0 {
@@ -201,7 +209,7 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 	if err := c.Start(); err != nil {
-		return notStarted(startError(err))
+		return notStarted(startError(err, cwd))
 	}
 	go func() {
 		for sig := range signals {
@@ -215,10 +223,14 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 	return exitStatus(c, err)
 }
 
-// startError maps a failure to start onto the contract's exit statuses.
-func startError(err error) error {
+// startError maps a failure to start onto the contract's exit statuses. A
+// --cwd that is not a directory inside the sandbox is a usage error.
+func startError(err error, cwd string) error {
 	var ee *corral.ExecError
+	var se *corral.SetupError
 	switch {
+	case cwd != "" && errors.As(err, &se) && se.Layer == "workdir":
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--cwd %s: %v", cwd, se.Err)}
 	case errors.Is(err, corral.ErrNotFound):
 		return &exitError{code: exitNotFound, msg: err.Error()}
 	case errors.Is(err, corral.ErrNotExecutable):
@@ -235,6 +247,10 @@ func exitStatus(c *corral.Cmd, err error) error {
 	if st == nil {
 		if err == nil {
 			return nil
+		}
+		var se *corral.SetupError
+		if errors.As(err, &se) {
+			return &exitError{code: exitSetup, msg: err.Error()}
 		}
 		// Killed before a status arrived (timeout or cancellation).
 		return &exitError{code: 128 + int(syscall.SIGKILL)}

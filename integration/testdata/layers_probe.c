@@ -14,6 +14,11 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/shm.h>
+#include <linux/netlink.h>
+#include <linux/vm_sockets.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -178,6 +183,48 @@ static void readfile(const char *path) {
 	if (fd >= 0) report("read", read(fd, buf, sizeof buf));
 }
 
+// families creates sockets of the families a command needs and of one it
+// does not (vsock, which reaches the host whatever the network).
+static void families(void) {
+	int fds[2];
+	report("vsock", socket(AF_VSOCK, SOCK_STREAM, 0));
+	report("netlink_route", socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE));
+	report("netlink_uevent", socket(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT));
+	report("netlink_generic", socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC));
+	report("unixpair", socketpair(AF_UNIX, SOCK_STREAM, 0, fds));
+}
+
+// sysv looks up (or with create, makes) the System V shared memory
+// segment and message queue with the given key.
+static void sysv(const char *key, int create) {
+	int flags = create ? IPC_CREAT | 0600 : 0;
+	report("shm", shmget(atoi(key), create ? 4096 : 0, flags));
+	report("msg", msgget(atoi(key), flags));
+}
+
+static void sysv_remove(const char *key) {
+	report("shm", shmctl(shmget(atoi(key), 0, 0), IPC_RMID, 0));
+	report("msg", msgctl(msgget(atoi(key), 0), IPC_RMID, 0));
+}
+
+// cgroup prints the path of the probe's cgroup as it sees it.
+static void cgroup(void) {
+	char line[512];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	if (!f) { report("cgroup", -1); return; }
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "0::", 3)) printf("cgroup %s", line + 3);
+	fclose(f);
+}
+
+// fault signals pid with SIGSEGV the two ways that pass for a real fault:
+// queued with a code of its own, and as a file's I/O signal.
+static void fault(const char *pid) {
+	union sigval v = {0};
+	report("sigqueue", sigqueue(atoi(pid), SIGSEGV, v));
+	report("setsig", fcntl(1, F_SETSIG, SIGSEGV));
+}
+
 // foreign makes a system call through another architecture's entry point.
 static void foreign(const char *how) {
 	long r = -1;
@@ -210,6 +257,14 @@ int main(int argc, char **argv) {
 	else if (!strcmp(cmd, "write")) writefile(arg);
 	else if (!strcmp(cmd, "read")) readfile(arg);
 	else if (!strcmp(cmd, "foreign")) foreign(arg);
+	else if (!strcmp(cmd, "open")) report("open", open(arg, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+	else if (!strcmp(cmd, "reopen")) report("open", open(arg, O_WRONLY | O_APPEND));
+	else if (!strcmp(cmd, "families")) families();
+	else if (!strcmp(cmd, "ipcmake")) sysv(arg, 1);
+	else if (!strcmp(cmd, "ipc")) sysv(arg, 0);
+	else if (!strcmp(cmd, "ipcremove")) sysv_remove(arg);
+	else if (!strcmp(cmd, "cgroup")) cgroup();
+	else if (!strcmp(cmd, "fault")) fault(arg);
 	else return 2;
 	return 0;
 }

@@ -1,9 +1,13 @@
 // Package sandboxtest lets corral's own tests that build sandboxes skip,
 // naming the reason, on a host that cannot give the sandbox they ask for: a
-// kernel without Landlock or seccomp, a build without cgo on an
-// architecture without generated seccomp filters, a container
-// without user namespaces. The suite then stays green there and says what
-// it did not run, instead of failing in every test that spawns.
+// kernel without Landlock or seccomp, a build on an architecture without
+// generated seccomp filters, a container without user namespaces. The
+// suite then stays green there and says what it did not run, instead of
+// failing in every test that spawns.
+//
+// Where the host is expected to run sandboxes (CI), CORRAL_REQUIRE_SANDBOX=1
+// turns each such skip into a failure, so a broken host cannot pass the
+// suite by skipping it.
 //
 // A test that means to check what happens without a layer switches it off
 // with internal/testhook instead and does not skip.
@@ -13,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 )
 
 // Unavailable returns why a sandbox built from cfg cannot run on this host,
@@ -29,10 +34,11 @@ func Unavailable(cfg corral.Config) string {
 	return ""
 }
 
-// Require skips t when a sandbox built from cfg cannot run on this host.
+// Require skips t when a sandbox built from cfg cannot run on this host,
+// or fails it when CORRAL_REQUIRE_SANDBOX=1 (see [hosttest.Skip]).
 func Require(t testing.TB, cfg corral.Config) {
 	t.Helper()
 	if why := Unavailable(cfg); why != "" {
-		t.Skip(why)
+		hosttest.Skip(t, why)
 	}
 }

@@ -1,0 +1,205 @@
+package corral
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// credentialStoreNames is the one list of well-known credential stores:
+// paths relative to each home directory of the caller, and system paths.
+// docs/layers.md lists the same.
+func credentialStoreNames() (inHome, system []string) {
+	inHome = []string{
+		".ssh", ".gnupg", ".password-store", ".local/share/keyrings",
+		".aws", ".azure", ".config/gcloud", ".kube", ".oci",
+		".docker/config.json", ".config/containers/auth.json",
+		".config/gh", ".config/hub", ".git-credentials", ".config/git/credentials",
+		".netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".gem/credentials",
+		".cargo/credentials", ".cargo/credentials.toml",
+		".terraform.d/credentials.tfrc.json", ".vault-token",
+		".mozilla", ".config/google-chrome", ".config/chromium",
+		"Library/Keychains", // macOS
+	}
+	system = []string{
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+	}
+	return inHome, system
+}
+
+// rootHome is hidden whole when it is not the caller's own home and
+// nothing configured lies in it; the caller's homes keep what they need
+// visible and have their stores hidden one by one.
+const rootHome = "/root"
+
+// CredentialStores returns the well-known places credentials are kept, for
+// the calling user: each home directory's (those of $HOME and of the
+// passwd entry) .ssh, .gnupg, .aws, .config/gh, .netrc, .docker/config.json,
+// .kube and the others docs/layers.md lists, /etc/shadow and its kin, the
+// host's SSH keys, and /root when it is not the caller's home. A sandbox
+// hides those that exist and that the caller can read when it is built,
+// unless Config.Reveal names them. The paths are absolute, with the home
+// directories free of symlinks; a fresh slice on every call.
+func CredentialStores() []string {
+	inHome, system := credentialStoreNames()
+	homes := callerHomes()
+	var out []string
+	for _, h := range homes {
+		for _, n := range inHome {
+			out = append(out, filepath.Join(h, n))
+		}
+	}
+	out = append(out, system...)
+	if !slices.Contains(homes, rootHome) {
+		out = append(out, rootHome)
+	}
+	return out
+}
+
+// resolveCredentialStores hides every credential store that exists, that
+// the caller could read and that reveal does not name. A store that holds a
+// configured path is refused, since hiding it would hide that path too, and
+// showing it would show the credentials: the caller reveals it explicitly.
+func (s *spec) resolveCredentialStores(reveal []string) error {
+	stores, err := hiddenByDefault(reveal)
+	if err != nil {
+		return err
+	}
+	for _, st := range stores {
+		if slices.ContainsFunc(s.Hidden, func(h string) bool { return within(st.real, h) }) {
+			continue // hidden already
+		}
+		if skip, err := s.storeConflict(st); skip || err != nil {
+			return err
+		}
+		s.DefaultHidden = append(s.DefaultHidden, st.real)
+	}
+	s.Hidden = outermost(append(s.Hidden, s.DefaultHidden...))
+	s.Policy = slices.DeleteFunc(s.Policy, func(p string) bool {
+		return slices.ContainsFunc(s.Hidden, func(h string) bool { return within(p, h) })
+	})
+	for _, p := range s.Policy {
+		if !slices.Contains(s.ReadOnly, p) {
+			s.ReadOnly = append(s.ReadOnly, p)
+		}
+	}
+	return nil
+}
+
+// storeConflict refuses a configured path inside the store st. /root only
+// stays visible instead: a root user's workspace may well lie there.
+func (s *spec) storeConflict(st store) (skip bool, err error) {
+	for _, r := range s.roles() {
+		if !within(r.path, st.real) {
+			continue
+		}
+		if st.name == rootHome {
+			return true, nil
+		}
+		return true, &ConfigError{Field: r.field, Value: r.path, Err: ErrRefusedPath, Reason: "lies in " + st.name +
+			", a credential store hidden by default; add it to Reveal (--reveal " + st.name + ") to use it"}
+	}
+	return false, nil
+}
+
+// store is a credential store as named and as it resolves.
+type store struct{ name, real string }
+
+// hiddenByDefault returns the credential stores that exist, that the
+// caller can read and that reveal does not name. An entry of reveal that
+// names none of CredentialStores is an error: a typo would leave hidden
+// what the caller meant to show.
+func hiddenByDefault(reveal []string) ([]store, error) {
+	names := CredentialStores()
+	var shown []string
+	for _, r := range reveal {
+		forms, err := revealForms(r)
+		if err != nil {
+			return nil, err
+		}
+		covers := false
+		for _, n := range names {
+			real, _ := filepath.EvalSymlinks(n)
+			for _, f := range forms {
+				covers = covers || within(n, f) || real != "" && within(real, f)
+			}
+		}
+		if !covers {
+			return nil, &ConfigError{Field: "Reveal", Value: r, Reason: "covers none of the credential stores hidden by default (see corral.CredentialStores)"}
+		}
+		shown = append(shown, forms...)
+	}
+	var out []store
+	for _, n := range names {
+		real, err := filepath.EvalSymlinks(n)
+		if err != nil || !readable(real) {
+			continue // missing, or the host already keeps it from the caller
+		}
+		if slices.ContainsFunc(shown, func(f string) bool { return within(n, f) || within(real, f) }) {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(o store) bool { return o.real == real }) {
+			out = append(out, store{name: n, real: real})
+		}
+	}
+	return out, nil
+}
+
+// revealForms is an entry of Reveal as written (made absolute) and, when it
+// exists, with its symlinks resolved.
+func revealForms(r string) ([]string, error) {
+	abs, err := filepath.Abs(r)
+	if r == "" || err != nil {
+		return nil, &ConfigError{Field: "Reveal", Value: r, Reason: "want a path"}
+	}
+	forms := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		forms = append(forms, real)
+	}
+	return forms, nil
+}
+
+// readable reports whether the caller can open p: a store the host already
+// keeps from it needs no mount (and, on the landlock rung, costs no carving
+// of its parent).
+func readable(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return true // a socket or fifo: hide it without opening it
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// outermost drops every path that lies strictly inside another of ps: a
+// hidden directory shows nothing beneath it to hide again.
+func outermost(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		inside := slices.ContainsFunc(ps, func(q string) bool { return q != p && within(p, q) })
+		if !inside && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DefaultHidden returns the credential stores a sandbox built from c now
+// would hide without c listing them: CredentialStores that exist, that
+// the caller can read, and that neither Reveal nor HiddenPaths covers.
+func (c Config) DefaultHidden() ([]string, error) {
+	s, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return s.DefaultHidden, nil
+}
