@@ -98,11 +98,20 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	p, err := b.jail.Start(&nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
+		ExtraFiles: req.ExtraFiles,
 	})
 	if err != nil {
 		return nil, translate(req.Name, err)
 	}
-	return p, nil
+	return jailProcess{p}, nil
+}
+
+// jailProcess is a sandbox as the package's process.
+type jailProcess struct{ *nsjail.Process }
+
+func (p jailProcess) Wait() (exit, error) {
+	ex, err := p.Process.Wait()
+	return exit{status: ex.Status, rusage: ex.Rusage}, err
 }
 
 func (b *linuxBackend) close() error { return b.jail.Close() }

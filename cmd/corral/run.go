@@ -34,6 +34,9 @@ type runFlags struct {
 
 	fallback  string
 	unixSocks bool
+	// outliveParent keeps the command running when the process that
+	// started the CLI dies (--no-die-with-parent).
+	outliveParent bool
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -56,6 +59,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
 	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
+	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
+		"keep the command running when the process that started corral dies (by default it is killed)")
 	f.registerConfig(cmd)
 }
 
@@ -165,7 +170,7 @@ found; 126 not executable; 125 the sandbox could not be set up; 2 usage error.`,
 			if err := f.needsChangeset(cfg); err != nil {
 				return err
 			}
-			err = runCommand(cfg, f.cwd, f.timeout, args)
+			err = runCommand(cfg, f.cwd, f.timeout, !f.outliveParent, args)
 			if f.review {
 				return reviewAfterRun(cfg.Changeset, err)
 			}
@@ -182,13 +187,26 @@ func usageError(format string, args ...any) error {
 }
 
 // runCommand runs args in a sandbox made from cfg, in cwd, killed after
-// timeout when it is not zero.
-func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []string) error {
+// timeout when it is not zero, and when the process that started the CLI
+// dies if dieWithParent.
+func runCommand(cfg corral.Config, cwd string, timeout time.Duration, dieWithParent bool, args []string) error {
+	// Descriptors the CLI inherited without close-on-exec are not the
+	// command's: only its stdio reaches it. (The sandbox's init closes them
+	// too; this covers the unsandboxed rung.)
+	closeInherited()
+	ctx := context.Background()
+	if dieWithParent {
+		var cancel context.CancelFunc
+		var err error
+		if ctx, cancel, err = withParent(ctx); err != nil {
+			return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		}
+		defer cancel()
+	}
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
 	}
-	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -209,6 +227,9 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 		}
 	}()
 	err = c.Wait()
+	if errors.Is(context.Cause(ctx), errParentDied) {
+		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
 	}
