@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package main
 
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // launcher is the process that started the CLI, read as early as Go allows.
@@ -40,7 +42,20 @@ func withParent(ctx context.Context) (context.Context, context.CancelFunc, error
 	return ctx, func() { cancel(nil) }, nil
 }
 
-// closeInherited closes nothing here: the descriptors the CLI inherited
-// reach only the commands it starts unsandboxed or under Seatbelt, which
-// this build does not police.
-func closeInherited() {}
+// closeInherited closes the descriptors above stderr that the CLI inherited
+// without close-on-exec: Go opens all of its own close-on-exec, so those
+// are exactly the inherited ones. Without /proc/self/fd it tries every
+// number below the descriptor limit.
+func closeInherited() {
+	var lim unix.Rlimit
+	top := uint64(1024)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur < 1<<16 {
+		top = lim.Cur
+	}
+	for fd := 3; uint64(fd) < top; fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
+		}
+	}
+}
