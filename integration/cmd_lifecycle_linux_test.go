@@ -283,9 +283,9 @@ func TestInheritedDescriptorsDoNotReachTheCommand(t *testing.T) {
 	dir := openInheritable(t, w.secret, syscall.O_RDONLY|syscall.O_DIRECTORY)
 	app := openInheritable(t, victim, syscall.O_WRONLY|syscall.O_APPEND)
 	script := fmt.Sprintf(`ls -l /proc/self/fd
-cat <&%[1]d && echo LEAK-FILE
+cat /proc/self/fd/%[1]d && echo LEAK-FILE
 cat /proc/self/fd/%[2]d/token && echo LEAK-DIR
-echo planted >&%[3]d && echo LEAK-APPEND
+echo planted >>/proc/self/fd/%[3]d && echo LEAK-APPEND
 true`, file, dir, app)
 
 	// The control: a plain child of the caller gets all three.
