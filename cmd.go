@@ -41,7 +41,8 @@ type Cmd struct {
 	// ExtraFiles are further open files for the command, at descriptors 3
 	// and up (entry i becomes 3+i). They are the only descriptors beyond
 	// 0, 1 and 2 the command gets: nothing else the caller holds open,
-	// close-on-exec or not, reaches it.
+	// close-on-exec or not, reaches it. Unlike os/exec, an entry may not
+	// be nil, and there may be at most 250.
 	ExtraFiles []*os.File
 
 	Process      *os.Process
@@ -130,6 +131,9 @@ func (c *Cmd) Start() (err error) {
 			return err
 		}
 	}
+	if err := checkExtraFiles(c.ExtraFiles); err != nil {
+		return err
+	}
 	stdio, err := c.stdio()
 	if err != nil {
 		return err
@@ -151,6 +155,25 @@ func (c *Cmd) Start() (err error) {
 	if (c.Cancel != nil || c.WaitDelay != 0) && c.ctx != nil && c.ctx.Done() != nil {
 		c.ctxResult = make(chan ctxResult)
 		go c.watchContext(c.ctxResult)
+	}
+	return nil
+}
+
+// maxExtraFiles is how many ExtraFiles travel with a command, besides its
+// three stdio files, in one message to the sandbox's init.
+const maxExtraFiles = 250
+
+// checkExtraFiles refuses what cannot reach the command as given: a nil
+// entry (os/exec leaves that number closed; here it would shift the ones
+// after it) and more files than one message carries.
+func checkExtraFiles(files []*os.File) error {
+	if len(files) > maxExtraFiles {
+		return fmt.Errorf("corral: %d ExtraFiles: at most %d", len(files), maxExtraFiles)
+	}
+	for i, f := range files {
+		if f == nil {
+			return fmt.Errorf("corral: ExtraFiles[%d] is nil: every entry must be an open file", i)
+		}
 	}
 	return nil
 }

@@ -75,7 +75,9 @@
 //     copies a non-file Stdin (a Read that never returns would hold it for
 //     ever); os/exec waits for it.
 //   - No descriptor reaches the command but 0, 1, 2 and ExtraFiles, whether
-//     or not the caller's other descriptors are close-on-exec.
+//     or not the caller's other descriptors are close-on-exec. ExtraFiles
+//     may hold no nil entry and at most 250 files (they travel to the
+//     sandbox's init in one message).
 //   - No SysProcAttr: the sandbox decides credentials, session and
 //     namespaces.
 //

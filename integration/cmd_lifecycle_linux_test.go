@@ -196,6 +196,16 @@ func TestCmdExtraFilesReachDescriptorsFromThree(t *testing.T) {
 	})
 }
 
+func TestCmdExtraFilesRefusesNil(t *testing.T) {
+	w := newWorld(t)
+	sb := newSandbox(t, w.config())
+	c := sb.Command(context.Background(), "true")
+	c.ExtraFiles = []*os.File{nil}
+	err := c.Run()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ExtraFiles[0] is nil")
+}
+
 func TestCmdProcessStateHasTheCommandsCPUTime(t *testing.T) {
 	w := newWorld(t)
 	forRungs(t, w.config(), func(t *testing.T, sb *corral.Sandbox) {
