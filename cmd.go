@@ -59,9 +59,11 @@ type Cmd struct {
 
 	// WaitDelay bounds how long Wait waits, after the command exited or
 	// after Cancel was called, for the command to exit and for the copying
-	// of Stdin, Stdout and Stderr to finish, as in os/exec. When it
-	// expires, the sandbox is killed, the pipes are closed and Wait returns
-	// (with ErrWaitDelay if nothing else went wrong). Zero means no bound.
+	// of Stdout and Stderr to finish, as in os/exec. When it expires, the
+	// sandbox is killed, the pipes are closed and Wait returns (with
+	// ErrWaitDelay if nothing else went wrong). Zero means no bound. The
+	// copying of a non-file Stdin never holds Wait once the sandbox has
+	// ended: nothing is left that could read it.
 	WaitDelay time.Duration
 
 	sb   *Sandbox
@@ -74,8 +76,8 @@ type Cmd struct {
 	null        *os.File    // /dev/null, when a stream is nil
 	parentPipes []io.Closer // our ends of the pipes, closed by Wait
 	copiers     []copier
-	ioDone      chan error    // every copier finished, with the first error
-	outDone     chan struct{} // the output copiers finished
+	outDone     chan error // the output copiers finished, with the first error
+	inDone      chan error // the Stdin copier finished, with its error
 	ctxResult   chan ctxResult
 	exited      atomic.Bool // the backend's Wait returned: the sandbox is released
 }
@@ -86,7 +88,7 @@ var ErrWaitDelay = errors.New("corral: WaitDelay expired before I/O complete")
 
 // copier copies one stream between the caller and the command.
 type copier struct {
-	input bool // copies Stdin: Wait stops waiting for it once WaitDelay runs out
+	input bool // copies Stdin: Wait does not wait for it (see awaitCopiers)
 	fn    func() error
 }
 
@@ -258,59 +260,66 @@ func (c *Cmd) watchContext(result chan<- ctxResult) {
 	} else if !errors.Is(kerr, os.ErrProcessDone) {
 		err = fmt.Errorf("corral: killing command: %w", kerr)
 	}
-	if c.ioDone != nil {
+	if c.outDone != nil {
 		select {
-		case ioErr := <-c.ioDone:
+		case outErr := <-c.outDone:
 			if err == nil && !killed {
-				err = ioErr
+				err = outErr
 			}
 		default:
 			closeAll(c.parentPipes)
-			if c.outDone != nil {
-				<-c.outDone
-			}
+			<-c.outDone
 			if err == nil {
 				err = ErrWaitDelay
 			}
 		}
-		c.ioDone = nil
+		c.outDone = nil
 	}
 	result <- ctxResult{err: err}
 }
 
-// awaitCopiers waits for the copying goroutines; once WaitDelay has run out
-// (timer, or WaitDelay from now) it closes the pipes, waits only for the
-// output copiers (a Stdin that blocks in Read would hold Wait for ever) and
-// returns ErrWaitDelay.
+// awaitCopiers waits for the goroutines copying the command's output;
+// once WaitDelay has run out (timer, or WaitDelay from now) it closes the
+// pipes and returns ErrWaitDelay. It does not wait for the goroutine
+// copying a non-file Stdin: the sandbox has ended, so nothing can read that
+// pipe any more, and a Stdin blocked in Read would hold Wait for ever. Its
+// error counts if it has finished.
 func (c *Cmd) awaitCopiers(timer *time.Timer) error {
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
-		c.ioDone = nil
+		c.outDone, c.inDone = nil, nil
 	}()
-	if c.ioDone == nil {
-		return nil
-	}
-	if c.WaitDelay == 0 {
-		return <-c.ioDone
-	}
-	if timer == nil {
-		select {
-		case err := <-c.ioDone:
-			return err
-		default:
+	var err error
+	if c.outDone != nil {
+		if c.WaitDelay == 0 {
+			err = <-c.outDone
+		} else {
+			if timer == nil {
+				timer = time.NewTimer(c.WaitDelay)
+			}
+			select {
+			case err = <-c.outDone:
+			case <-timer.C:
+				closeAll(c.parentPipes)
+				<-c.outDone
+				err = ErrWaitDelay
+			}
 		}
-		timer = time.NewTimer(c.WaitDelay)
 	}
-	select {
-	case err := <-c.ioDone:
-		return err
-	case <-timer.C:
-		closeAll(c.parentPipes)
-		<-c.outDone
-		return ErrWaitDelay
+	if c.inDone != nil {
+		select {
+		case inErr := <-c.inDone:
+			if err == nil {
+				err = inErr
+			}
+		default:
+			// Still blocked reading Stdin: closing our end makes its next
+			// write fail, and it ends.
+		}
 	}
+	return err
 }
 
 // Run starts the command and waits for it.
@@ -522,46 +531,37 @@ func (c *Cmd) devNull() (*os.File, error) {
 	return c.null, nil
 }
 
-// startCopiers starts the copying goroutines. ioDone receives the first
-// error once all are done; outDone closes once the output ones are.
+// startCopiers starts the copying goroutines: outDone receives the first
+// error once the output ones are done, inDone the Stdin one's.
 func (c *Cmd) startCopiers() {
-	if len(c.copiers) == 0 {
-		return
-	}
-	ioDone := make(chan error, 1)
-	outDone := make(chan struct{})
-	c.ioDone, c.outDone = ioDone, outDone
-	var all, out sync.WaitGroup
-	var mu sync.Mutex
-	var first error
+	var outs []func() error
 	for _, cp := range c.copiers {
-		all.Add(1)
-		if !cp.input {
-			out.Add(1)
+		if cp.input {
+			in := make(chan error, 1)
+			c.inDone = in
+			go func() { in <- cp.fn() }()
+		} else {
+			outs = append(outs, cp.fn)
 		}
-		go func() {
-			defer all.Done()
-			err := cp.fn()
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-			if !cp.input {
-				out.Done()
-			}
-		}()
 	}
 	c.copiers = nil
+	if len(outs) == 0 {
+		return
+	}
+	out := make(chan error, 1)
+	c.outDone = out
+	errs := make(chan error, len(outs))
+	for _, fn := range outs {
+		go func() { errs <- fn() }()
+	}
 	go func() {
-		out.Wait()
-		close(outDone)
-	}()
-	go func() {
-		all.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		ioDone <- first
+		var first error
+		for range outs {
+			if err := <-errs; first == nil {
+				first = err
+			}
+		}
+		out <- first
 	}()
 }
 

@@ -71,9 +71,11 @@
 //     the command's rusage from wait4 (it and the descendants it waited
 //     for), nil only when the sandbox was killed from outside before it
 //     could report.
-//   - Once WaitDelay has expired, Wait stops waiting for the goroutine that
-//     copies a non-file Stdin (a Read that never returns would hold it for
-//     ever); os/exec waits for it.
+//   - Wait does not wait for the goroutine that copies a non-file Stdin once
+//     the sandbox has ended (every process in it is gone, so nothing can
+//     read that pipe, and a Read that never returns would hold Wait for
+//     ever); os/exec waits for it until WaitDelay. That goroutine ends at
+//     its next write; the caller must not read its Stdin concurrently.
 //   - No descriptor reaches the command but 0, 1, 2 and ExtraFiles, whether
 //     or not the caller's other descriptors are close-on-exec. ExtraFiles
 //     may hold no nil entry and at most 250 files (they travel to the

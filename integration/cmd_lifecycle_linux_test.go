@@ -127,21 +127,39 @@ func TestCmdKilledByContextHasProcessState(t *testing.T) {
 	})
 }
 
-// A Stdin that blocks in Read holds Wait only until WaitDelay.
-func TestCmdWaitDelayBoundsABlockingStdin(t *testing.T) {
+// A Stdin that blocks in Read does not hold Wait once the command exited,
+// with or without WaitDelay.
+func TestCmdBlockingStdinDoesNotHoldWait(t *testing.T) {
 	w := newWorld(t)
 	forRungs(t, w.config(), func(t *testing.T, sb *corral.Sandbox) {
-		pr, pw := io.Pipe() // never written: Read blocks
-		defer pw.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		c := sb.Command(ctx, "true")
-		c.Stdin = pr
-		c.WaitDelay = 50 * time.Millisecond
-		err := c.Run()
-		assert.ErrorIs(t, err, corral.ErrWaitDelay)
+		for _, delay := range []time.Duration{0, time.Hour} {
+			pr, pw := io.Pipe() // never written: Read blocks
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			c := sb.Command(ctx, "true")
+			c.Stdin = pr
+			c.WaitDelay = delay
+			require.NoError(t, c.Run(), "WaitDelay %s", delay)
+			require.NotNil(t, c.ProcessState)
+			assert.True(t, c.ProcessState.Success())
+			cancel()
+			pw.Close()
+		}
+	})
+}
+
+// WaitDelay kills a command that a Cancel did not end.
+func TestCmdWaitDelayKillsWhatCancelLeftRunning(t *testing.T) {
+	w := newWorld(t)
+	forRungs(t, w.config(), func(t *testing.T, sb *corral.Sandbox) {
+		ctx, cancel := context.WithCancel(context.Background())
+		c := sb.Command(ctx, "sleep", "60")
+		c.Cancel = func() error { return nil } // asks nothing of the command
+		c.WaitDelay = 20 * time.Millisecond
+		require.NoError(t, c.Start())
+		cancel()
+		assert.ErrorIs(t, c.Wait(), context.Canceled)
 		require.NotNil(t, c.ProcessState)
-		assert.True(t, c.ProcessState.Success())
+		assert.Equal(t, syscall.SIGKILL, c.ProcessState.Sys().(syscall.WaitStatus).Signal())
 	})
 }
 
