@@ -76,15 +76,20 @@ func TestCmdContextFiringAfterExitKeepsSuccess(t *testing.T) {
 		cancelled := make(chan error, 1)
 		c.Cancel = func() error { err := kill(); cancelled <- err; return err }
 		require.NoError(t, c.Start())
+		// ESRCH: the init has exited and been reaped already.
 		initFd, err := unix.PidfdOpen(c.Process.Pid, 0)
-		require.NoError(t, err)
-		defer unix.Close(initFd)
+		if err != unix.ESRCH {
+			require.NoError(t, err)
+			defer unix.Close(initFd)
+		}
 		waited := make(chan error, 1)
 		go func() { waited <- c.Wait() }()
 		<-bw.entered
 		// The init exits after it reported the command's status: from
 		// then on, killing cannot change how the command ended.
-		pollReadable(t, initFd)
+		if err == nil {
+			pollReadable(t, initFd)
+		}
 		require.Eventually(t, func() bool { return errors.Is(kill(), os.ErrProcessDone) }, 10*time.Second, 5*time.Millisecond,
 			"Wait released the sandbox")
 		cancel()
