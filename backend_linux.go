@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/nsjail"
@@ -99,6 +98,7 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	p, err := b.jail.Start(&nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
+		ExtraFiles: req.ExtraFiles,
 	})
 	if err != nil {
 		return nil, translate(req.Name, err)
@@ -106,19 +106,20 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	return jailProcess{p, req.Name}, nil
 }
 
-// jailProcess reports a sandbox that failed while its command ran (its init
-// died) as the package's typed error.
+// jailProcess is a sandbox as the package's process. A sandbox that failed
+// while its command ran (its init died, or a protection could not be kept)
+// reports the package's typed error.
 type jailProcess struct {
 	*nsjail.Process
 	name string
 }
 
-func (p jailProcess) Wait() (syscall.WaitStatus, error) {
-	ws, err := p.Process.Wait()
+func (p jailProcess) Wait() (exit, error) {
+	ex, err := p.Process.Wait()
 	if err != nil {
 		err = translate(p.name, err)
 	}
-	return ws, err
+	return exit{status: ex.Status, rusage: ex.Rusage}, err
 }
 
 func (b *linuxBackend) close() error { return b.jail.Close() }

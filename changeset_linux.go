@@ -2,7 +2,6 @@ package corral
 
 import (
 	"sync"
-	"syscall"
 
 	"github.com/corralhq/corral/mounts"
 )
@@ -45,7 +44,7 @@ type lockedProcess struct {
 	once   sync.Once
 }
 
-func (p *lockedProcess) Wait() (syscall.WaitStatus, error) {
+func (p *lockedProcess) Wait() (exit, error) {
 	defer p.once.Do(p.unlock)
 	return p.process.Wait()
 }

@@ -68,7 +68,10 @@ type Config struct {
 	Network Network
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
-	// look like secrets).
+	// look like secrets). The default environment also carries the proxy
+	// variables, without any user:password in their URLs, and the CA-bundle
+	// variables. A name listed here also passes whole through Cmd.Env, which
+	// otherwise loses secret-looking names and proxy credentials.
 	Env []string
 	// AllowPlanting lists entries of [ProtectedNames] that stay writable
 	// inside writable roots (for example ".git/hooks" for an agent that

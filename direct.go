@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 )
 
@@ -19,6 +20,7 @@ func (d *directBackend) start(req *startRequest) (process, error) {
 		cmd.Dir = d.workspace
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdio[0], req.Stdio[1], req.Stdio[2]
+	cmd.ExtraFiles = req.ExtraFiles
 	// Its own process group, so Kill reaches what it started as well.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -29,19 +31,36 @@ func (d *directBackend) start(req *startRequest) (process, error) {
 
 func (d *directBackend) close() error { return nil }
 
-type directProcess struct{ cmd *exec.Cmd }
+type directProcess struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	done bool
+}
 
 func (p *directProcess) OSProcess() *os.Process { return p.cmd.Process }
 
-func (p *directProcess) Kill() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
+// Kill kills the command's process group, until Wait has reaped the
+// command: its pid (and so its group's id) may name a stranger after that.
+func (p *directProcess) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return os.ErrProcessDone
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
 
-func (p *directProcess) Wait() (syscall.WaitStatus, error) {
+func (p *directProcess) Wait() (exit, error) {
 	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		return 0, err
+		return exit{}, err
 	}
-	return p.cmd.ProcessState.Sys().(syscall.WaitStatus), nil
+	ru, _ := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return exit{status: p.cmd.ProcessState.Sys().(syscall.WaitStatus), rusage: ru}, nil
 }
 
 // execError classifies a failure to start name into ErrNotFound,

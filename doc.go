@@ -63,6 +63,41 @@
 // reach the command, killing it ends every process in the sandbox, and it
 // dies with its caller.
 //
+// # Differences from os/exec
+//
+// [Cmd] has os/exec's fields and methods with their meaning (Stdin/Stdout/
+// Stderr and the *Pipe methods, ExtraFiles, Env and Environ, Dir, Cancel,
+// WaitDelay, Process, ProcessState, String). Where it differs, on purpose:
+//   - Path is resolved inside the sandbox, at Start: there is no LookPath
+//     error before Start and no Err field; String returns Args joined.
+//   - Env nil means the sandbox's default environment, not the caller's;
+//     a non-nil Env still loses the variables whose names look secret (and
+//     proxy URLs their credentials) unless Config.Env names them, so
+//     cmd.Env = append(os.Environ(), "X=1") does not hand secrets over.
+//   - Process is the sandbox's init, not the command: signals sent to it are
+//     forwarded to the command; Kill ends the whole sandbox. Wait releases it
+//     (its Pid stays readable; Signal then fails), so no pidfd outlives the
+//     command until the garbage collector runs.
+//   - When Cancel (by default: kill the sandbox) ended the command, Wait
+//     returns the context's error instead of os/exec's "signal: killed"
+//     ExitError; ProcessState is set either way, and a command that ended on
+//     its own before the kill reports its own status and no context error.
+//   - ProcessState describes the command as its init saw it: SysUsage is
+//     the command's rusage from wait4 (it and the descendants it waited
+//     for), nil only when the sandbox was killed from outside before it
+//     could report.
+//   - Wait does not wait for the goroutine that copies a non-file Stdin once
+//     the sandbox has ended (every process in it is gone, so nothing can
+//     read that pipe, and a Read that never returns would hold Wait for
+//     ever); os/exec waits for it until WaitDelay. That goroutine ends at
+//     its next write; the caller must not read its Stdin concurrently.
+//   - No descriptor reaches the command but 0, 1, 2 and ExtraFiles, whether
+//     or not the caller's other descriptors are close-on-exec. ExtraFiles
+//     may hold no nil entry and at most 250 files (they travel to the
+//     sandbox's init in one message).
+//   - No SysProcAttr: the sandbox decides credentials, session and
+//     namespaces.
+//
 // # Limitations
 //
 //   - Protected names that do not exist when a command starts are not

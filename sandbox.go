@@ -54,12 +54,14 @@ func (sb *Sandbox) Command(ctx context.Context, name string, args ...string) *Cm
 	if ctx == nil {
 		panic("corral: nil Context")
 	}
-	return &Cmd{
+	c := &Cmd{
 		Path: name,
 		Args: append([]string{name}, args...),
 		sb:   sb,
 		ctx:  ctx,
 	}
+	c.Cancel = c.kill
+	return c
 }
 
 // Workspace returns the canonical workspace path.
@@ -94,6 +96,9 @@ type startRequest struct {
 	Env   []string
 	Dir   string
 	Stdio [3]*os.File
+	// ExtraFiles go to descriptors 3 and up; nothing else of the caller's
+	// reaches the command.
+	ExtraFiles []*os.File
 }
 
 // process is a started command.
@@ -101,8 +106,15 @@ type process interface {
 	// OSProcess is the process the caller sees as Cmd.Process.
 	OSProcess() *os.Process
 	// Wait blocks until the command has exited and every process it left
-	// behind is gone.
-	Wait() (syscall.WaitStatus, error)
+	// behind is gone, then releases what the process held: after it, Kill
+	// returns os.ErrProcessDone and acts on nothing.
+	Wait() (exit, error)
 	// Kill ends the command and everything it started.
 	Kill() error
+}
+
+// exit is how a command ended.
+type exit struct {
+	status syscall.WaitStatus
+	rusage *syscall.Rusage // nil when unknown
 }

@@ -147,6 +147,7 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	setStdio(cmd, req.Stdio)
+	cmd.ExtraFiles = req.ExtraFiles
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(tmp)
 		return nil, &SetupError{Layer: LayerSeatbelt, Path: b.runner, Err: err}
@@ -214,13 +215,14 @@ func (p *seatbeltProcess) Kill() error {
 
 // Wait waits for the command, then kills what it left running in its
 // process group and removes its temporary directory.
-func (p *seatbeltProcess) Wait() (syscall.WaitStatus, error) {
+func (p *seatbeltProcess) Wait() (exit, error) {
 	err := p.cmd.Wait()
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	os.RemoveAll(p.tmp)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		return 0, err
+		return exit{}, err
 	}
-	return p.cmd.ProcessState.Sys().(syscall.WaitStatus), nil
+	ru, _ := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return exit{status: p.cmd.ProcessState.Sys().(syscall.WaitStatus), rusage: ru}, nil
 }

@@ -3,6 +3,7 @@ package corral
 import (
 	"fmt"
 	"syscall"
+	"time"
 )
 
 // ProcessState describes a command that has exited, with the methods of
@@ -10,6 +11,34 @@ import (
 type ProcessState struct {
 	pid    int
 	status syscall.WaitStatus
+	rusage *syscall.Rusage
+}
+
+// SysUsage returns the command's resource usage as a *syscall.Rusage, as
+// measured by the sandbox's init when the command exited: the command's
+// own and that of the descendants it waited for. It is nil when the
+// sandbox was killed from outside before its init could report.
+func (p *ProcessState) SysUsage() any {
+	if p.rusage == nil {
+		return nil
+	}
+	return p.rusage
+}
+
+// UserTime returns the command's user CPU time (see SysUsage).
+func (p *ProcessState) UserTime() time.Duration {
+	if p.rusage == nil {
+		return 0
+	}
+	return time.Duration(p.rusage.Utime.Nano())
+}
+
+// SystemTime returns the command's system CPU time (see SysUsage).
+func (p *ProcessState) SystemTime() time.Duration {
+	if p.rusage == nil {
+		return 0
+	}
+	return time.Duration(p.rusage.Stime.Nano())
 }
 
 // Pid returns the process id reported by Cmd.Process.

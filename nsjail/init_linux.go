@@ -47,6 +47,7 @@ func initMain([]string) int {
 		subscribed <- signals
 	}()
 	conn, err := fileConn(os.NewFile(initFd, "corral-init"))
+	closeInherited()
 	var s setup
 	if err == nil {
 		_, err = recv(conn, &s)
@@ -75,7 +76,8 @@ func initMain([]string) int {
 	}
 	var req execReq
 	files, err := recv(conn, &req)
-	if err != nil || len(files) != 3 {
+	if err != nil || len(files) != 3+req.Extra {
+		closeFiles(files)
 		return 125
 	}
 	pid, f := startCommand(&s, &req, files)
@@ -92,7 +94,7 @@ func initMain([]string) int {
 	if s.guard != nil {
 		go watchMounts(s.guard)
 	}
-	status := reap(pid)
+	status, usage := reap(pid)
 	lifted := liftedFailure()
 	if !s.Bare {
 		killRest()
@@ -100,7 +102,7 @@ func initMain([]string) int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Fail: lifted})
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted})
 	return exitCode(status)
 }
 
@@ -200,7 +202,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	if f := confine(s, stdio); f != nil {
+	if f := confine(s, stdio[:3]); f != nil {
 		return 0, f
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
@@ -211,10 +213,16 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 	// syscall rather than os: os.StartProcess first checks, once per
 	// process, that the kernel's CLONE_PIDFD works by forking a child that
 	// exits at once, which would double the cost of the init's only fork.
+	// stdio holds the command's 0, 1 and 2, then its ExtraFiles for 3 and
+	// up: nothing else of ours crosses the exec (closeInherited).
+	fds := make([]uintptr, len(stdio))
+	for i, f := range stdio {
+		fds[i] = f.Fd()
+	}
 	pid, err := syscall.ForkExec(path, req.Args, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   env,
-		Files: []uintptr{stdio[0].Fd(), stdio[1].Fd(), stdio[2].Fd()},
+		Files: fds,
 		Sys:   sys,
 	})
 	if err != nil {
@@ -317,20 +325,21 @@ func loopbackUp() error {
 }
 
 // reap waits for every child the init inherits until the command itself
-// exits, and returns its status. Returning ends the init, and with it the
-// PID namespace: whatever the command left behind is killed.
-func reap(pid int) unix.WaitStatus {
+// exits, and returns its status and resource usage. Returning ends the init,
+// and with it the PID namespace: whatever the command left behind is killed.
+func reap(pid int) (unix.WaitStatus, *syscall.Rusage) {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
+		var ru syscall.Rusage
+		got, err := syscall.Wait4(-1, (*syscall.WaitStatus)(&ws), 0, &ru)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return unix.WaitStatus(unix.SIGKILL) // no children left: cannot happen before pid exits
+			return unix.WaitStatus(unix.SIGKILL), nil // no children left: cannot happen before pid exits
 		}
 		if got == pid {
-			return ws
+			return ws, &ru
 		}
 	}
 }

@@ -101,7 +101,7 @@ func New(o Options) (*Jail, error) {
 	case o.Direct:
 		j.cloner = directCloner{}
 	default:
-		j.cloner = sharedSpawner()
+		j.cloner = spawnerCloner{}
 	}
 	ahead := o.Ahead
 	// An overlay may be mounted only while its command runs: a sandbox
@@ -151,6 +151,9 @@ type Command struct {
 	Env   []string
 	Dir   string
 	Stdio [3]*os.File
+	// ExtraFiles are placed at descriptors 3 and up in the command; no
+	// other descriptor of the caller reaches it.
+	ExtraFiles []*os.File
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -232,17 +235,7 @@ func (j *Jail) build() (*Process, error) {
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
 	}
-	// The caller's handle (os.Process, for Cmd.Process) is opened before
-	// the round trip too, for the same reason.
-	proc, err := os.FindProcess(pid)
-	if err != nil {
-		unix.Close(pidfd)
-		conn.Close()
-		forgetInitExit(pid, exit)
-		removeTmp(s.TmpDir)
-		return nil, &Error{Layer: "init", Err: err}
-	}
-	p := &Process{conn: conn, pid: pid, pidfd: pidfd, proc: proc, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
 	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
@@ -251,25 +244,51 @@ func (j *Jail) build() (*Process, error) {
 	return p, nil
 }
 
-// Process is a running sandbox.
+// Process is a sandbox: built, then running a command, then released.
+//
+// Its descriptors (the init's socket and pidfd) are closed exactly once, by
+// release, under mu; Kill takes mu too and does nothing once they are
+// closed, so a Kill racing with Wait never acts on a descriptor number the
+// process may by then have reused for something else.
 type Process struct {
 	conn    *conn
 	pid     int
 	pidfd   int
-	proc    *os.Process
-	once    sync.Once
 	bare    bool
 	tmpDir  string
-	started bool
 	exit    chan syscall.WaitStatus // the init's own status, once reaped
 	sources []source                // what its binds showed when built
+
+	mu       sync.Mutex
+	state    procState
+	osProc   *os.Process
+	released chan struct{} // closed by release; made on first use
 }
+
+// procState is where a Process is in its life.
+type procState int
+
+const (
+	stateBuilt    procState = iota // waiting for a command
+	stateRunning                   // its command started
+	stateReleased                  // its descriptors closed: nothing may use them
+)
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
-	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
-	err := p.call(req, c.Stdio[:], func(r *reply) bool { return r.Started })
-	p.started = err == nil
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles)}
+	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
+	if len(files) > MaxFiles {
+		return &Error{Layer: "exec", Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), MaxFiles-3)}
+	}
+	err := p.call(req, files, func(r *reply) bool { return r.Started })
+	if err == nil {
+		p.mu.Lock()
+		if p.state == stateBuilt {
+			p.state = stateRunning
+		}
+		p.mu.Unlock()
+	}
 	return err
 }
 
@@ -297,17 +316,58 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
 // Pid is the host pid of the sandbox's init.
 func (p *Process) Pid() int { return p.pid }
 
-// OSProcess is the init as an os.Process, opened before the init first
-// answered, so it cannot name a stranger that reused the pid.
-func (p *Process) OSProcess() *os.Process { return p.proc }
+// OSProcess is the init as an os.Process, for Cmd.Process. It is opened on
+// first use and checked against the pidfd opened before the init first
+// answered: while that pidfd shows the init alive, the pid still names it.
+// Its handle is the caller's to release.
+func (p *Process) OSProcess() *os.Process {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.osProc != nil {
+		return p.osProc
+	}
+	proc, err := os.FindProcess(p.pid)
+	if err != nil { // cannot happen on Unix
+		proc = &os.Process{Pid: p.pid}
+	}
+	if p.state == stateReleased || exited(p.pidfd) {
+		// The pid may name a stranger by now: hand out no handle to it.
+		releaseKeepPid(proc)
+	}
+	p.osProc = proc
+	return proc
+}
+
+// releaseKeepPid releases proc's handle but leaves its Pid readable, as
+// os/exec leaves Cmd.Process.Pid after Wait.
+func releaseKeepPid(proc *os.Process) {
+	pid := proc.Pid
+	proc.Release()
+	proc.Pid = pid
+}
+
+// exited reports whether the process behind pidfd has exited.
+func exited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0
+}
 
 // Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
 // sandbox has no PID namespace, so once its command runs, its init is asked
 // to kill every process it started instead; the init is killed itself only
-// when it cannot be asked.
+// when it cannot be asked. After release, Kill does nothing and returns
+// os.ErrProcessDone.
 func (p *Process) Kill() error {
-	if p.bare && p.started && send(p.conn, control{Kill: true}) == nil {
-		return nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case stateReleased:
+		return os.ErrProcessDone
+	case stateRunning:
+		if p.bare && send(p.conn, control{Kill: true}) == nil {
+			return nil
+		}
 	}
 	err := unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
 	if err == unix.ESRCH {
@@ -316,31 +376,46 @@ func (p *Process) Kill() error {
 	return err
 }
 
-// Wait returns the command's status once it and everything it started are
-// gone. A sandbox killed from outside reports SIGKILL; an init that failed
-// otherwise before reporting the command's status is an error of layer
-// "init", never the command's status.
-func (p *Process) Wait() (syscall.WaitStatus, error) {
+// Exit is how a command ended.
+type Exit struct {
+	Status syscall.WaitStatus
+	// Rusage is the command's resource usage as its init measured it, or
+	// nil when the sandbox was killed from outside before it could report.
+	Rusage *syscall.Rusage
+}
+
+// Wait returns how the command ended once it and everything it started
+// are gone, then releases the sandbox. A sandbox killed from outside
+// reports SIGKILL; an init that failed otherwise before reporting the
+// command's status is an error of layer "init", never the command's
+// status. A failure that comes with the report says the init killed the
+// command on purpose (a protection it could not keep).
+func (p *Process) Wait() (Exit, error) {
 	defer p.release()
 	var r reply
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
-		// The init killed and reaped everything else before reporting; a
-		// failure with the report says it killed the command on purpose.
+		// The init killed and reaped everything else before reporting.
+		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
-			return syscall.WaitStatus(r.Status), r.Fail.err()
+			return ex, r.Fail.err()
 		}
-		return syscall.WaitStatus(r.Status), nil
+		return ex, nil
 	}
 	// The init died without reporting (killed from outside): its pidfd
 	// turns readable only once the kernel has killed and reaped everything
 	// else in its PID namespace.
 	if err := waitReadable(p.pidfd); err != nil {
-		return 0, err
+		return Exit{}, err
+	}
+	// Without a channel nobody reaps the init for us (it is not our child):
+	// all that is known is that it is gone, as if killed from outside.
+	if p.exit == nil {
+		return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
 	}
 	if ws := <-p.exit; !ws.Signaled() || ws.Signal() != unix.SIGKILL {
-		return 0, &Error{Layer: "init", Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
+		return Exit{}, &Error{Layer: "init", Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
 	}
-	return syscall.WaitStatus(unix.SIGKILL), nil
+	return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
 }
 
 func describeStatus(ws syscall.WaitStatus) string {
@@ -350,13 +425,19 @@ func describeStatus(ws syscall.WaitStatus) string {
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }
 
+// release closes the sandbox's descriptors, once. Kill and OSProcess hold
+// mu too, so none of them ever uses a closed (and maybe reused) number.
 func (p *Process) release() {
-	p.once.Do(func() {
-		p.conn.Close()
-		unix.Close(p.pidfd)
-		forgetInitExit(p.pid, p.exit)
-		removeTmp(p.tmpDir)
-	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == stateReleased {
+		return
+	}
+	p.state = stateReleased
+	p.conn.Close()
+	unix.Close(p.pidfd)
+	forgetInitExit(p.pid, p.exit)
+	removeTmp(p.tmpDir)
 }
 
 // removeTmp removes a bare sandbox's temp dir. The command cannot have

@@ -48,22 +48,27 @@ type control struct {
 	Kill bool `json:",omitempty"` // end every process of the sandbox
 }
 
-// execReq is the command to start; its stdin, stdout and stderr travel as
-// file descriptors with the message.
+// execReq is the command to start; its stdin, stdout and stderr, then Extra
+// further descriptors (Cmd.ExtraFiles, placed at 3 and up in the command),
+// travel as file descriptors with the message.
 type execReq struct {
-	Path string
-	Args []string
-	Env  []string
-	Dir  string
+	Path  string
+	Args  []string
+	Env   []string
+	Dir   string
+	Extra int `json:",omitempty"`
 }
 
 // reply is what the init says back.
 type reply struct {
-	Ready   bool     `json:",omitempty"`
-	Started bool     `json:",omitempty"`
-	Exited  bool     `json:",omitempty"`
-	Status  uint32   `json:",omitempty"` // a wait status, with Exited
-	Fail    *failure `json:",omitempty"`
+	Ready   bool   `json:",omitempty"`
+	Started bool   `json:",omitempty"`
+	Exited  bool   `json:",omitempty"`
+	Status  uint32 `json:",omitempty"` // a wait status, with Exited
+	// Rusage is the command's resource usage (its own and that of the
+	// descendants it waited for), with Exited.
+	Rusage *syscall.Rusage `json:",omitempty"`
+	Fail   *failure        `json:",omitempty"`
 	// Sources are the files the sandbox's writable and read-only binds
 	// show, with Ready: the caller checks them when it takes the sandbox.
 	Sources []source `json:",omitempty"`
@@ -130,6 +135,10 @@ func failureOf(layer, path string, err error) *failure {
 
 // maxMessage bounds one message; plans are a few kilobytes.
 const maxMessage = 256 << 10
+
+// MaxFiles is the most descriptors one message carries (the kernel's
+// SCM_MAX_FD): a command's three stdio files and its extra files.
+const MaxFiles = 253
 
 // buffers recycles receive buffers: allocating maxMessage per message would
 // make the caller collect garbage about once per spawn.
@@ -205,7 +214,7 @@ func recv(c *conn, v any) ([]*os.File, error) {
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
-	oob := make([]byte, unix.CmsgSpace(8*4))
+	oob := make([]byte, unix.CmsgSpace(MaxFiles*4))
 	var n, oobn, flags int
 	var err error
 	for {

@@ -39,6 +39,7 @@ func spawnerMain([]string) int {
 	// A terminal's ^C is for the caller, not for us.
 	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGTSTP)
 	conn, err := fileConn(os.NewFile(initFd, "corral-spawner"))
+	closeInherited() // nothing the caller leaked reaches the inits
 	if err != nil {
 		os.Stderr.WriteString("corral: " + SpawnerName + " is started by corral itself, not by hand\n")
 		return 1
@@ -89,8 +90,23 @@ func spawnerMain([]string) int {
 	}
 }
 
+// spawnerCloner clones inits through the process's shared spawner. A
+// spawner that died (killed, or out of memory) is replaced: the request
+// that found it dead is retried once on a fresh one, so no Jail is left
+// broken by it.
+type spawnerCloner struct{}
+
+func (spawnerCloner) clone(netNone bool) (*conn, int, error) {
+	c, pid, err := sharedSpawner().clone(netNone)
+	if errors.Is(err, errClosed) {
+		c, pid, err = sharedSpawner().clone(netNone)
+	}
+	return c, pid, err
+}
+
 // spawner is the caller's side of the spawner process.
 type spawner struct {
+	pid     int // the spawner process, for tests
 	mu      sync.Mutex
 	conn    *conn
 	nextID  uint64
@@ -148,6 +164,7 @@ func (s *spawner) startProcess() error {
 		ours.Close()
 		return fmt.Errorf("start spawner: %w", err)
 	}
+	s.pid = cmd.Process.Pid
 	go cmd.Wait()
 	if s.conn, err = fileConn(ours); err != nil {
 		return err
@@ -216,7 +233,7 @@ func (s *spawner) clone(netNone bool) (*conn, int, error) {
 	s.mu.Unlock()
 	if err != nil {
 		s.fail(errClosed)
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("%w: %v", errClosed, err)
 	}
 	r := <-ch
 	return r.conn, r.pid, r.err

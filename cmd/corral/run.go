@@ -36,6 +36,9 @@ type runFlags struct {
 
 	fallback  string
 	unixSocks bool
+	// outliveParent keeps the command running when the process that
+	// started the CLI dies (--no-die-with-parent).
+	outliveParent bool
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -60,6 +63,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
 	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
+	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
+		"keep the command running when the process that started corral dies (by default it is killed)")
 	f.registerConfig(cmd)
 }
 
@@ -189,14 +194,27 @@ func usageError(format string, args ...any) error {
 }
 
 // runCommand runs args in a sandbox made from cfg, in --cwd, killed after
-// --timeout when it is not zero.
+// --timeout when it is not zero, and when the process that started the CLI
+// dies unless --no-die-with-parent.
 func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	cwd, timeout := f.cwd, f.timeout
+	// Descriptors the CLI inherited without close-on-exec are not the
+	// command's: only its stdio reaches it. (The sandbox's init closes them
+	// too; this covers the unsandboxed rung.)
+	closeInherited()
+	ctx := context.Background()
+	if !f.outliveParent {
+		var cancel context.CancelFunc
+		var err error
+		if ctx, cancel, err = withParent(ctx); err != nil {
+			return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		}
+		defer cancel()
+	}
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(f.configFailure(err))
 	}
-	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -217,6 +235,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		}
 	}()
 	err = c.Wait()
+	if errors.Is(context.Cause(ctx), errParentDied) {
+		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
 	}
