@@ -162,7 +162,7 @@ func (a *applier) run(changes []Change) error {
 	for _, ch := range slices.Backward(changes) {
 		if ch.Type == Dir {
 			if err := a.chmodDir(ch); err != nil {
-				return fmt.Errorf("%s: %w", ch.RealPath(), err)
+				return fmt.Errorf("%s: %w", Quote(ch.RealPath()), err)
 			}
 		}
 	}
@@ -176,7 +176,7 @@ func (a *applier) step(ch Change, do func(Change) error) error {
 		return nil
 	case !a.done[ch.Path]:
 		if err := do(ch); err != nil {
-			return fmt.Errorf("%s: %w", ch.RealPath(), err)
+			return fmt.Errorf("%s: %w", Quote(ch.RealPath()), err)
 		}
 	}
 	a.res.Applied = append(a.res.Applied, ch)

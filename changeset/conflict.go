@@ -30,7 +30,7 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	names := make([]string, len(e.Conflicts))
 	for i, c := range e.Conflicts {
-		names[i] = c.RealPath() + " (" + c.Reason + ")"
+		names[i] = Quote(c.RealPath()) + " (" + c.Reason + ")"
 	}
 	return fmt.Sprintf("%d original(s) changed on the host since the changeset began: %s",
 		len(e.Conflicts), strings.Join(names, ", "))

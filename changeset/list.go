@@ -113,13 +113,17 @@ func (w *walker) entry(rel string, lowerDir bool) error {
 func (w *walker) upperDir(rel string, u, l fs.FileInfo) error {
 	opaque := isOpaque(w.upperPath(rel))
 	lowerDir := l != nil && l.IsDir()
+	var err error
 	switch {
 	case l == nil:
-		w.add(rel, Added, u, nil)
+		err = w.add(rel, Added, u, nil)
 	case !lowerDir, opaque:
-		w.add(rel, Replaced, u, l)
+		err = w.add(rel, Replaced, u, l)
 	case perm(u) != perm(l):
-		w.add(rel, Modified, u, l)
+		err = w.add(rel, Modified, u, l)
+	}
+	if err != nil {
+		return err
 	}
 	return w.dir(rel, lowerDir, opaque)
 }
@@ -127,27 +131,27 @@ func (w *walker) upperDir(rel string, u, l fs.FileInfo) error {
 func (w *walker) leaf(rel string, u, l fs.FileInfo) error {
 	switch {
 	case l == nil:
-		w.add(rel, Added, u, nil)
+		return w.add(rel, Added, u, nil)
 	case l.IsDir():
-		w.add(rel, Replaced, u, l)
-		return w.deletedEntries(rel, nil)
-	case typeOf(u) != typeOf(l):
-		w.add(rel, Replaced, u, l)
-	default:
-		differ, err := w.differ(rel, u, l)
-		if err != nil {
+		if err := w.add(rel, Replaced, u, l); err != nil {
 			return err
 		}
-		if differ {
-			w.add(rel, Modified, u, l)
-		}
+		return w.deletedEntries(rel, nil)
+	case typeOf(u) != typeOf(l):
+		return w.add(rel, Replaced, u, l)
 	}
-	return nil
+	differ, err := w.differ(rel, u, l)
+	if err != nil || !differ {
+		return err
+	}
+	return w.add(rel, Modified, u, l)
 }
 
 // deleted records the original rel, and everything beneath it, as deleted.
 func (w *walker) deleted(rel string, l fs.FileInfo) error {
-	w.add(rel, Deleted, nil, l)
+	if err := w.add(rel, Deleted, nil, l); err != nil {
+		return err
+	}
 	if l.IsDir() {
 		return w.deletedEntries(rel, nil)
 	}
@@ -177,7 +181,7 @@ func (w *walker) deletedEntries(rel string, kept map[string]bool) error {
 	return nil
 }
 
-func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
+func (w *walker) add(rel string, s Status, u, l fs.FileInfo) error {
 	ch := Change{Root: w.lower, Path: rel, Status: s}
 	if u != nil {
 		ch.Type, ch.Mode = typeOf(u), perm(u)
@@ -187,6 +191,13 @@ func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
 		if ch.Type == Symlink {
 			ch.Target, _ = os.Readlink(w.upperPath(rel))
 		}
+		if ch.Type == File {
+			c, err := readContent(w.upperPath(rel))
+			if err != nil {
+				return err
+			}
+			ch.Binary, ch.Unprintable = c.Binary, c.Unprintable
+		}
 	}
 	if l != nil {
 		ch.OldType, ch.OldMode = typeOf(l), perm(l)
@@ -195,6 +206,7 @@ func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
 		}
 	}
 	w.changes = append(w.changes, ch)
+	return nil
 }
 
 // differ compares an upper entry with the original of the same type.

@@ -236,12 +236,14 @@ func exportTo(cs *changeset.Changeset, name string, replace bool) error {
 	return nil
 }
 
-// failure turns an error of the changes commands into exit status 1.
+// failure turns an error of the changes commands into exit status 1. The
+// message may hold names a sandboxed command chose: it is printed as one
+// line, control characters made visible.
 func failure(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &exitError{code: 1, msg: err.Error()}
+	return &exitError{code: 1, msg: changeset.VisibleLine(err.Error())}
 }
 
 func writeJSON(w io.Writer, v any) error {
