@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -125,17 +126,40 @@ func copyInto(w io.Writer, p string) error {
 // ImportOptions say which directories here an archive's changes are for.
 type ImportOptions struct {
 	// Roots maps a root of the archive other than the first, by its path
-	// where the archive was made, to the directory it stands for here. A
-	// root left out stands for the same path here.
+	// where the archive was made, to the directory it stands for here.
+	// Every such root must be mapped: the archive's own list of roots is
+	// not trusted, since it could name any directory (~/.ssh, say) for
+	// Apply to write. Map a root to its own path to accept it as it is.
 	Roots map[string]string
+}
+
+// UnmappedRootError is Import's refusal of an archive that records changes
+// to a directory besides the workspace that ImportOptions.Roots does not
+// map: nothing was imported.
+type UnmappedRootError struct {
+	// Root is the directory as the archive names it.
+	Root string
+}
+
+func (e *UnmappedRootError) Error() string {
+	return fmt.Sprintf("the archive records changes to %s besides the workspace: map it to a directory here to accept them", Quote(e.Root))
 }
 
 // Import creates a changeset in dir from an archive written by Export, so
 // that changes made elsewhere can be listed, diffed and applied here with
 // the usual conflict checks. The archive's first root (the workspace where
-// it was made) stands for lower; the others as opts says. An archive
+// it was made) stands for lower; each of the others must be mapped by
+// opts.Roots, or Import fails with an *UnmappedRootError. An archive
 // without the list of roots, as Export wrote before changesets had several,
 // holds one root.
+//
+// The archive is not trusted. Import refuses, leaving nothing behind, an
+// entry whose name leaves its root (.., an absolute name) or passes through
+// a symlink or file an earlier entry made; hard links, devices, fifos and
+// sparse files, which Export never writes; and an entry whose data is
+// shorter than its header says. Setuid and setgid bits are dropped. Files
+// are written only inside the new changeset's upper directories, each
+// through an [os.Root]; Apply later writes them with its usual checks.
 func Import(dir, lower string, r io.Reader, opts ImportOptions) (*Changeset, error) {
 	a, err := readArchive(r)
 	if err != nil {
@@ -212,18 +236,19 @@ func (a *archive) place(lower string, opts ImportOptions) ([]string, error) {
 		}
 		return []string{lower}, nil
 	}
-	here := []string{lower}
-	for _, p := range a.paths[1:] {
-		if to, ok := opts.Roots[p]; ok {
-			p = to
-		}
-		here = append(here, p)
-	}
 	for from := range opts.Roots {
 		if !slices.Contains(a.paths[1:], from) {
 			return nil, fmt.Errorf("no directory %s to map: the archive's directories besides the first are %s",
-				from, strings.Join(a.paths[1:], ", "))
+				Quote(from), quoteAll(a.paths[1:]))
 		}
+	}
+	here := []string{lower}
+	for _, p := range a.paths[1:] {
+		to, ok := opts.Roots[p]
+		if !ok {
+			return nil, &UnmappedRootError{Root: p}
+		}
+		here = append(here, to)
 	}
 	return here, nil
 }
@@ -325,10 +350,16 @@ func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
 	if err := makeParents(u.root, name); err != nil {
 		return err
 	}
+	if isSparse(h) {
+		return errors.New("unsupported entry type: sparse file")
+	}
 	dir, base := path.Split(name)
 	if target, ok := strings.CutPrefix(base, whiteoutPrefix); ok {
 		if base == opaqueWhiteout {
 			return setOpaque(u.hostPath(dir))
+		}
+		if target == "" || target == "." || target == ".." {
+			return errors.New("a whiteout names no entry")
 		}
 		return u.whiteout(dir + target)
 	}
@@ -339,7 +370,9 @@ func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
 }
 
 func (u *unpacker) put(name string, h *tar.Header, r io.Reader) error {
-	mode := fs.FileMode(permFromUnix(uint32(h.Mode & 0o7777)))
+	// Setuid and setgid are dropped: a file in the upper directory would
+	// otherwise be a privileged executable of whoever imports.
+	mode := fs.FileMode(permFromUnix(uint32(h.Mode & 0o1777)))
 	switch h.Typeflag {
 	case tar.TypeDir:
 		u.dirModes[name] = mode
@@ -360,7 +393,43 @@ func (u *unpacker) put(name string, h *tar.Header, r io.Reader) error {
 		}
 		return u.root.Chtimes(name, time.Time{}, h.ModTime)
 	}
-	return fmt.Errorf("unsupported entry type %q", h.Typeflag)
+	return fmt.Errorf("unsupported entry type: %s", entryType(h.Typeflag))
+}
+
+// entryType names a tar entry type for an error.
+func entryType(t byte) string {
+	switch t {
+	case tar.TypeLink:
+		return "hard link"
+	case tar.TypeChar:
+		return "character device"
+	case tar.TypeBlock:
+		return "block device"
+	case tar.TypeFifo:
+		return "fifo"
+	case tar.TypeGNUSparse:
+		return "sparse file"
+	}
+	return strconv.Quote(string(t))
+}
+
+// isSparse reports whether h is a sparse file of the PAX format, which the
+// tar reader expands with zeros: a small archive could fill the disk.
+func isSparse(h *tar.Header) bool {
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 func (u *unpacker) whiteout(name string) error {

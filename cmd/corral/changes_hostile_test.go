@@ -112,3 +112,31 @@ func TestReviewHostile(t *testing.T) {
 	assert.Contains(t, out.String(), `A "x\nM README.md (5 bytes, was 5 bytes)"`)
 	assert.Contains(t, out.String(), "+evil^Mgood")
 }
+
+// TestChangesImportUnmappedRoot: an archive naming a directory besides the
+// workspace is refused unless --root names it; given --root, the same
+// archive's change is applied there, which shows what the refusal prevents.
+func TestChangesImportUnmappedRoot(t *testing.T) {
+	_, extra, dir := pendingRoots(t)
+	tarball := filepath.Join(t.TempDir(), "changes.tar")
+	_, errOut, code := corralCmd(t, "", "changes", "export", dir, "-o", tarball)
+	require.Equal(t, 0, code, errOut)
+
+	ws := filepath.Join(t.TempDir(), "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	imported := filepath.Join(t.TempDir(), "imported")
+	_, errOut, code = corralCmd(t, "", "changes", "import", imported, "-i", tarball, "--workspace", ws)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "corral: the archive also records changes to "+extra+": nothing imported; to accept them give --root "+
+		extra+"="+"DIR\n", errOut)
+	_, err := os.Stat(imported)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	_, errOut, code = corralCmd(t, "", "changes", "import", imported, "-i", tarball, "--workspace", ws, "--root", extra+"="+extra)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = corralCmd(t, "", "changes", "apply", imported)
+	require.Equal(t, 0, code, errOut)
+	b, err := os.ReadFile(filepath.Join(extra, "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\nworld\n", string(b))
+}
