@@ -3,7 +3,6 @@ package changeset
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -38,7 +37,7 @@ func (e *ConflictError) Error() string {
 
 // checker finds conflicts and changes that are in place already.
 type checker struct {
-	root    *os.Root // the real directory
+	root    *deepRoot // the real directory
 	upper   string
 	base    baseline
 	changes []Change

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 )
 
 // Content says what a reviewer should know about a file's bytes before
@@ -23,7 +22,7 @@ type Content struct {
 // begins as text and hides NULs or escape sequences further on is judged by
 // them.
 func readContent(p string) (Content, error) {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return Content{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,6 +33,7 @@ const maxDiffSize = 16 << 20
 // diff applies with patch -p1 inside it; with several roots they are
 // absolute (a/home/me/proj/main.go), for patch -p1 in /.
 func (c *Changeset) Diff(w io.Writer) error {
+	defer longPaths()()
 	changes, err := c.List()
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func readSide(p string, t Type, m Perm, size int64) (*side, error) {
 	case Symlink:
 		// A target is one line, quoted when it holds a newline or other
 		// characters unsafe to print.
-		target, err := os.Readlink(p)
+		target, err := readlink(p)
 		return &side{path: p, mode: 0o120000, data: []byte(Quote(target))}, err
 	case File:
 		s := &side{path: p, mode: 0o100000 | m.Unix()}
@@ -106,7 +106,7 @@ func readSide(p string, t Type, m Perm, size int64) (*side, error) {
 			return s, nil
 		}
 		var err error
-		s.data, err = os.ReadFile(p)
+		s.data, err = readFile(p)
 		return s, err
 	}
 	return nil, nil

@@ -34,6 +34,7 @@ const rootsRecord = "CORRAL.roots"
 // package documentation). Entries carry their permissions and modification
 // times; owners are left out.
 func (c *Changeset) Export(w io.Writer) error {
+	defer longPaths()()
 	changes, err := c.List()
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
 	}
 	r, _ := c.root(ch.Root)
 	p := filepath.Join(r.Upper, filepath.FromSlash(ch.Path))
-	fi, err := os.Lstat(p)
+	fi, err := lstat(p)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
 }
 
 func copyInto(w io.Writer, p string) error {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return err
 	}
@@ -161,6 +162,7 @@ func (e *UnmappedRootError) Error() string {
 // are written only inside the new changeset's upper directories, each
 // through an [os.Root]; Apply later writes them with its usual checks.
 func Import(dir, lower string, r io.Reader, opts ImportOptions) (*Changeset, error) {
+	defer longPaths()()
 	a, err := readArchive(r)
 	if err != nil {
 		return nil, &fs.PathError{Op: "import changeset", Path: dir, Err: err}
@@ -284,12 +286,12 @@ func (a *archive) rootOf(name string) (int, string, error) {
 func (c *Changeset) unpack(a *archive) error {
 	unpackers := make([]*unpacker, len(c.roots))
 	for i, r := range c.roots {
-		root, err := os.OpenRoot(r.Upper)
+		root, err := openDeepRoot(r.Upper)
 		if err != nil {
 			return err
 		}
 		defer root.Close()
-		unpackers[i] = &unpacker{root: root, dirModes: map[string]fs.FileMode{}}
+		unpackers[i] = &unpacker{root: root, dirModes: map[string]fs.FileMode{}, dirs: map[string]bool{".": true}}
 	}
 	for {
 		h, err := a.next()
@@ -325,10 +327,13 @@ func (a *archive) unpackEntry(unpackers []*unpacker, h *tar.Header) error {
 
 // unpacker turns archive entries into an upper directory.
 type unpacker struct {
-	root *os.Root
+	root *deepRoot
 	// dirModes are set last, deepest first, so that a read-only directory
 	// can first receive its entries.
 	dirModes map[string]fs.FileMode
+	// dirs are the paths known to be directories in the upper directory,
+	// so that each entry checks only the parents not seen before.
+	dirs map[string]bool
 }
 
 func (u *unpacker) chmodDirs() error {
@@ -347,7 +352,7 @@ func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
 	if name == "." {
 		return nil
 	}
-	if err := makeParents(u.root, name); err != nil {
+	if err := u.makeParents(name); err != nil {
 		return err
 	}
 	if isSparse(h) {
@@ -363,7 +368,7 @@ func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
 		}
 		return u.whiteout(dir + target)
 	}
-	if err := clearPath(u.root, name, h.Typeflag == tar.TypeDir); err != nil {
+	if err := u.clearPath(name, h.Typeflag == tar.TypeDir); err != nil {
 		return err
 	}
 	return u.put(name, h, r)
@@ -379,6 +384,7 @@ func (u *unpacker) put(name string, h *tar.Header, r io.Reader) error {
 		if err := u.root.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		u.dirs[name] = true
 		return nil
 	case tar.TypeSymlink:
 		return u.root.Symlink(h.Linkname, name)
@@ -433,7 +439,7 @@ func quoteAll(paths []string) string {
 }
 
 func (u *unpacker) whiteout(name string) error {
-	if err := clearPath(u.root, name, false); err != nil {
+	if err := u.clearPath(name, false); err != nil {
 		return err
 	}
 	return makeWhiteout(u.hostPath(name))
@@ -458,32 +464,39 @@ func entryName(n string) (string, error) {
 // makeParents creates the directories above name, refusing to pass through
 // anything but a directory, so that an entry cannot be placed through a
 // symlink an earlier entry made.
-func makeParents(root *os.Root, name string) error {
+func (u *unpacker) makeParents(name string) error {
+	if u.dirs[path.Dir(name)] {
+		return nil
+	}
 	dir := "."
 	for _, part := range strings.Split(path.Dir(name), "/") {
 		if part == "." {
 			break
 		}
 		dir = path.Join(dir, part)
-		fi, err := root.Lstat(dir)
+		if u.dirs[dir] {
+			continue
+		}
+		fi, err := u.root.Lstat(dir)
 		switch {
 		case err == nil && !fi.IsDir():
-			return fmt.Errorf("%s is not a directory", dir)
+			return fmt.Errorf("%s is not a directory", Quote(dir))
 		case err != nil && isAbsent(err):
-			if err := root.Mkdir(dir, 0o755); err != nil {
+			if err := u.root.Mkdir(dir, 0o755); err != nil {
 				return err
 			}
 		case err != nil:
 			return err
 		}
+		u.dirs[dir] = true
 	}
 	return nil
 }
 
 // clearPath removes what an earlier entry left at name, keeping a directory
 // when a directory comes again.
-func clearPath(root *os.Root, name string, keepDir bool) error {
-	fi, err := root.Lstat(name)
+func (u *unpacker) clearPath(name string, keepDir bool) error {
+	fi, err := u.root.Lstat(name)
 	if err != nil {
 		if isAbsent(err) {
 			return nil
@@ -491,7 +504,15 @@ func clearPath(root *os.Root, name string, keepDir bool) error {
 		return err
 	}
 	if keepDir && fi.IsDir() {
+		u.dirs[name] = true
 		return nil
 	}
-	return root.RemoveAll(name)
+	if fi.IsDir() {
+		for d := range u.dirs {
+			if d == name || strings.HasPrefix(d, name+"/") {
+				delete(u.dirs, d)
+			}
+		}
+	}
+	return u.root.RemoveAll(name)
 }

@@ -18,6 +18,7 @@ import (
 // directories as they are now. It takes no lock: while a sandbox is running,
 // the list may catch a command half-way.
 func (c *Changeset) List() ([]Change, error) {
+	defer longPaths()()
 	all := []Change{}
 	for _, r := range c.roots {
 		changes, err := r.list()
@@ -70,14 +71,14 @@ func (w *walker) lowerPath(rel string) string { return filepath.Join(w.lower, fi
 // is a real directory (not a symlink to one) whose entries show through;
 // opaque that the upper directory hides them all.
 func (w *walker) dir(rel string, lowerDir, opaque bool) error {
-	entries, err := os.ReadDir(w.upperPath(rel))
+	names, err := readDirNames(w.upperPath(rel))
 	if err != nil {
 		return err
 	}
-	kept := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		kept[e.Name()] = true
-		if err := w.entry(path.Join(rel, e.Name()), lowerDir); err != nil {
+	kept := make(map[string]bool, len(names))
+	for _, n := range names {
+		kept[n] = true
+		if err := w.entry(path.Join(rel, n), lowerDir); err != nil {
 			return err
 		}
 	}
@@ -88,7 +89,7 @@ func (w *walker) dir(rel string, lowerDir, opaque bool) error {
 }
 
 func (w *walker) entry(rel string, lowerDir bool) error {
-	u, err := os.Lstat(w.upperPath(rel))
+	u, err := lstat(w.upperPath(rel))
 	if err != nil {
 		return err
 	}
@@ -161,16 +162,16 @@ func (w *walker) deleted(rel string, l fs.FileInfo) error {
 // deletedEntries records the entries of the lower directory rel that are
 // not in kept as deleted.
 func (w *walker) deletedEntries(rel string, kept map[string]bool) error {
-	entries, err := os.ReadDir(w.lowerPath(rel))
+	names, err := readDirNames(w.lowerPath(rel))
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if kept[e.Name()] {
+	for _, n := range names {
+		if kept[n] {
 			continue
 		}
-		child := path.Join(rel, e.Name())
-		l, err := os.Lstat(w.lowerPath(child))
+		child := path.Join(rel, n)
+		l, err := lstat(w.lowerPath(child))
 		if err != nil {
 			return err
 		}
@@ -189,7 +190,7 @@ func (w *walker) add(rel string, s Status, u, l fs.FileInfo) error {
 			ch.Size = u.Size()
 		}
 		if ch.Type == Symlink {
-			ch.Target, _ = os.Readlink(w.upperPath(rel))
+			ch.Target, _ = readlink(w.upperPath(rel))
 		}
 		if ch.Type == File {
 			c, err := readContent(w.upperPath(rel))
@@ -216,11 +217,11 @@ func (w *walker) differ(rel string, u, l fs.FileInfo) (bool, error) {
 	}
 	switch typeOf(u) {
 	case Symlink:
-		ut, err := os.Readlink(w.upperPath(rel))
+		ut, err := readlink(w.upperPath(rel))
 		if err != nil {
 			return false, err
 		}
-		lt, err := os.Readlink(w.lowerPath(rel))
+		lt, err := readlink(w.lowerPath(rel))
 		return ut != lt, err
 	case File:
 		if u.Size() != l.Size() {
@@ -234,12 +235,12 @@ func (w *walker) differ(rel string, u, l fs.FileInfo) (bool, error) {
 
 // sameContent compares two files of equal size.
 func sameContent(a, b string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, err := openFile(a)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := openFile(b)
 	if err != nil {
 		return false, err
 	}

@@ -32,3 +32,7 @@ func lockFile(*os.File) error { return nil }
 func isAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
+
+func openDirAt(int, string) (int, error) { return -1, syscall.ENAMETOOLONG }
+
+func closeHandle(int) {}
