@@ -108,3 +108,12 @@ func openDirAt(dir int, name string) (int, error) {
 }
 
 func closeHandle(fd int) { unix.Close(fd) }
+
+// fileOwner returns the owner and group of fi.
+func fileOwner(fi fs.FileInfo) (uid, gid uint32, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return st.Uid, st.Gid, true
+}

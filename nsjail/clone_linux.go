@@ -25,7 +25,8 @@ var initCaps = []uintptr{
 
 // cloneInit starts a fresh init in new user, mount and PID namespaces (and a
 // network namespace when netNone) and returns the caller's end of its socket.
-// The init runs as the caller's own uid and gid, mapped 1:1.
+// The init runs as the caller's own uid and gid, mapped 1:1 (see
+// gidMappings for root's groups).
 func cloneInit(netNone bool) (*os.File, int, error) {
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
 	if netNone {
@@ -35,7 +36,7 @@ func cloneInit(netNone bool) (*os.File, int, error) {
 	return startInit(&syscall.SysProcAttr{
 		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappings: gidMappings(os.Geteuid(), gid),
 		AmbientCaps: initCaps,
 		Pdeathsig:   unix.SIGKILL,
 		Setsid:      true,

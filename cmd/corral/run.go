@@ -188,6 +188,7 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 	if err != nil {
 		return notStarted(&exitError{code: exitSetup, msg: err.Error()})
 	}
+	warnUnmapped(os.Stderr, cfg.Changeset)
 	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
