@@ -31,14 +31,16 @@ func TestWarnUnmapped(t *testing.T) {
 	} else {
 		other = 12345
 	}
-	require.NoError(t, os.Chown(filepath.Join(ws, "old"), -1, other))
+	g := filepath.Join(ws, "g")
+	require.NoError(t, os.WriteFile(g, []byte("g\n"), 0o644))
+	require.NoError(t, os.Chown(g, -1, other))
 	var out strings.Builder
 	warnUnmapped(&out, dir)
 	if os.Geteuid() == 0 {
 		assert.Empty(t, out.String())
 		return // nothing more to check: root maps the group
 	}
-	assert.Contains(t, out.String(), "corral: cannot change "+filepath.Join(ws, "old")+
+	assert.Contains(t, out.String(), "corral: cannot change "+g+
 		" in the changeset: its group "+strconv.Itoa(other))
 	assert.Contains(t, out.String(), "is not mapped in the sandbox\n")
 	assert.NotContains(t, out.String(), "a.txt")
