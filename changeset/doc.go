@@ -135,7 +135,7 @@
 //     (ext4, xfs, btrfs, tmpfs since Linux 6.6).
 //   - overlayfs copies a file up keeping its owner and group, and fails with
 //     EOVERFLOW when the sandbox's user namespace does not map them. Root's
-//     sandboxes map every group; an unprivileged user's only its own, so
+//     sandboxes map every id; an unprivileged user's only its own, so
 //     its files of another group cannot be changed through a changeset.
 //     [Changeset.UnmappedGroups] finds them beforehand.
 //   - Long paths go through /proc/self/fd, which must be mounted.

@@ -55,7 +55,15 @@ func TestSandboxChangesetForeignGroup(t *testing.T) {
 	require.NoError(t, lerr)
 	if os.Geteuid() == 0 {
 		require.NoError(t, err, "root maps every group: %s", out)
-		assert.Equal(t, []string{"M a.txt", "M d/x"}, summaries(changes))
+		// And every owner: a file of another user, writable by all,
+		// changes too.
+		require.NoError(t, os.Chown(filepath.Join(ws, "d/y"), 12345, -1))
+		require.NoError(t, os.Chmod(filepath.Join(ws, "d/y"), 0o666))
+		out, err = sb.Command(context.Background(), "sh", "-c", "echo more >> d/y").CombinedOutput()
+		require.NoError(t, err, "root maps every owner: %s", out)
+		changes, lerr = cs.List()
+		require.NoError(t, lerr)
+		assert.Equal(t, []string{"M a.txt", "M d/x", "M d/y"}, summaries(changes))
 	} else {
 		require.Error(t, err)
 		assert.Contains(t, string(out), "Value too large")

@@ -26,7 +26,7 @@ var initCaps = []uintptr{
 // cloneInit starts a fresh init in new user, mount and PID namespaces (and a
 // network namespace when netNone) and returns the caller's end of its socket.
 // The init runs as the caller's own uid and gid, mapped 1:1 (see
-// gidMappings for root's groups).
+// idMappings for root).
 func cloneInit(netNone bool) (*os.File, int, error) {
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID)
 	if netNone {
@@ -35,7 +35,7 @@ func cloneInit(netNone bool) (*os.File, int, error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	return startInit(&syscall.SysProcAttr{
 		Cloneflags:  flags,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		UidMappings: uidMappings(os.Geteuid(), uid),
 		GidMappings: gidMappings(os.Geteuid(), gid),
 		AmbientCaps: initCaps,
 		Pdeathsig:   unix.SIGKILL,
