@@ -35,6 +35,7 @@ type Result struct {
 // *ConflictError naming the files, unless opts.Force. An error part-way
 // returns what was applied so far; running Apply again finishes the job.
 func (c *Changeset) Apply(opts ApplyOptions) (*Result, error) {
+	defer longPaths()()
 	unlock, err := c.Lock()
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func changesOf(changes []Change, root string) []Change {
 // rootPlan is what Apply found in one root before touching anything.
 type rootPlan struct {
 	r         Root
-	dir       *os.Root // the real directory
+	dir       *deepRoot // the real directory
 	base      baseline
 	changes   []Change
 	conflicts []Conflict
@@ -106,7 +107,7 @@ func (r Root) plan(changes []Change) (*rootPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.OpenRoot(r.Path)
+	dir, err := openDeepRoot(r.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (p *rootPlan) apply(res *Result) error {
 
 // applier writes changes through an os.Root of the real directory.
 type applier struct {
-	root  *os.Root
+	root  *deepRoot
 	upper string
 	done  map[string]bool
 	res   *Result
@@ -162,7 +163,7 @@ func (a *applier) run(changes []Change) error {
 	for _, ch := range slices.Backward(changes) {
 		if ch.Type == Dir {
 			if err := a.chmodDir(ch); err != nil {
-				return fmt.Errorf("%s: %w", ch.RealPath(), err)
+				return fmt.Errorf("%s: %w", Quote(ch.RealPath()), err)
 			}
 		}
 	}
@@ -176,7 +177,7 @@ func (a *applier) step(ch Change, do func(Change) error) error {
 		return nil
 	case !a.done[ch.Path]:
 		if err := do(ch); err != nil {
-			return fmt.Errorf("%s: %w", ch.RealPath(), err)
+			return fmt.Errorf("%s: %w", Quote(ch.RealPath()), err)
 		}
 	}
 	a.res.Applied = append(a.res.Applied, ch)
@@ -239,7 +240,7 @@ func (a *applier) replace(ch Change, make func(tmp string) error) error {
 }
 
 func (a *applier) copyFile(ch Change, tmp string) error {
-	src, err := os.Open(filepath.Join(a.upper, filepath.FromSlash(ch.Path)))
+	src, err := openFile(filepath.Join(a.upper, filepath.FromSlash(ch.Path)))
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func applied(p Perm) Perm { return p &^ Perm(fs.ModeSetuid|fs.ModeSetgid) }
 // settle starts the changeset afresh over the new originals: every path it
 // touched, applied now or by an earlier, interrupted apply, gets a new
 // fingerprint, and the upper directory is emptied.
-func (r Root) settle(root *os.Root, base baseline, applied []Change) error {
+func (r Root) settle(root *deepRoot, base baseline, applied []Change) error {
 	touched, err := r.upperPaths()
 	if err != nil {
 		return err
@@ -304,17 +305,14 @@ func (r Root) settle(root *os.Root, base baseline, applied []Change) error {
 // upperPaths lists every path in the upper directory.
 func (r Root) upperPaths() ([]string, error) {
 	var paths []string
-	upper := r.Upper
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && p != upper {
-			paths = append(paths, relPath(upper, p))
-		}
-		return err
+	err := walkTree(r.Upper, func(rel string, _ fs.FileInfo) (bool, error) {
+		paths = append(paths, rel)
+		return true, nil
 	})
 	return paths, err
 }
 
-func refingerprint(root *os.Root, base baseline, p string) {
+func refingerprint(root *deepRoot, base baseline, p string) {
 	old, known := base[p]
 	fi, err := root.Lstat(p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -57,29 +58,35 @@ func recordBaseline(lower string) (baseline, error) {
 	}
 	rootDev, _, _ := fileIDs(root)
 	base := baseline{}
-	err = filepath.WalkDir(lower, func(p string, d fs.DirEntry, err error) error {
-		if p == lower {
-			return err
-		}
-		if err != nil {
-			return skip(d)
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // removed during the walk
-		}
-		base[relPath(lower, p)] = fingerprintOf(fi)
-		if dev, _, _ := fileIDs(fi); fi.IsDir() && dev != rootDev {
-			return fs.SkipDir
-		}
-		return nil
+	err = walkReadable(lower, "", func(rel string, fi fs.FileInfo) bool {
+		base[rel] = fingerprintOf(fi)
+		dev, _, _ := fileIDs(fi)
+		return dev == rootDev
 	})
 	return base, err
 }
 
-func skip(d fs.DirEntry) error {
-	if d != nil && d.IsDir() {
-		return fs.SkipDir
+// walkReadable is walkTree over what can be read: a directory that cannot
+// be listed is recorded but not entered.
+func walkReadable(root, rel string, fn func(string, fs.FileInfo) bool) error {
+	names, err := readDirNames(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		return nil
+	}
+	for _, n := range names {
+		child := path.Join(rel, n)
+		fi, err := lstat(filepath.Join(root, filepath.FromSlash(child)))
+		if err != nil {
+			continue // removed during the walk, or unreadable
+		}
+		if fn(child, fi) && fi.IsDir() {
+			if err := walkReadable(root, child, fn); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -54,19 +54,35 @@ type Change struct {
 	OldMode Perm   `json:"old_mode,omitempty"`
 	// Target is a new symlink's target.
 	Target string `json:"target,omitempty"`
+	// Binary and Unprintable describe a new or changed file's content (see
+	// [Content]).
+	Binary      bool `json:"binary,omitempty"`
+	Unprintable bool `json:"unprintable,omitempty"`
+}
+
+// Executable reports whether the change leaves an executable file that was
+// not one before: a new file with an execute bit, or an existing file that
+// gained one.
+func (c Change) Executable() bool {
+	const x = 0o111
+	if c.Status == Deleted || c.Type != File || c.Mode.Unix()&x == 0 {
+		return false
+	}
+	return c.OldType != File || c.OldMode.Unix()&x == 0
 }
 
 // RealPath is the path the change applies to: Path inside Root.
 func (c Change) RealPath() string { return filepath.Join(c.Root, filepath.FromSlash(c.Path)) }
 
 // String is the status letter and Path, relative to Root, with a slash
-// after a directory.
+// after a directory; Path is quoted when it holds characters unsafe to print
+// (see [Quote]).
 func (c Change) String() string {
 	p := c.Path
 	if c.Type == Dir || c.Status == Deleted && c.OldType == Dir {
 		p += "/"
 	}
-	return fmt.Sprintf("%c %s", c.Status.Letter(), p)
+	return fmt.Sprintf("%c %s", c.Status.Letter(), Quote(p))
 }
 
 // Letter is the status's one-letter code: A, M, D or R.

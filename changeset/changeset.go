@@ -159,6 +159,7 @@ func (c *Changeset) setRoots() {
 // baseline of each directory (see the package documentation) and checks
 // that dir's filesystem has what overlayfs needs.
 func Create(dir string, roots ...string) (*Changeset, error) {
+	defer longPaths()()
 	c, err := prepare(dir, roots)
 	if err != nil {
 		return nil, &fs.PathError{Op: "create changeset", Path: dir, Err: err}
@@ -363,6 +364,7 @@ func (c *Changeset) Lock() (unlock func(), err error) {
 // every root. The directory itself goes too unless something else was put
 // in it.
 func (c *Changeset) Discard() error {
+	defer longPaths()()
 	unlock, err := c.Lock()
 	if err != nil {
 		return err

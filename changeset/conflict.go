@@ -3,7 +3,6 @@ package changeset
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -30,7 +29,7 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	names := make([]string, len(e.Conflicts))
 	for i, c := range e.Conflicts {
-		names[i] = c.RealPath() + " (" + c.Reason + ")"
+		names[i] = Quote(c.RealPath()) + " (" + c.Reason + ")"
 	}
 	return fmt.Sprintf("%d original(s) changed on the host since the changeset began: %s",
 		len(e.Conflicts), strings.Join(names, ", "))
@@ -38,7 +37,7 @@ func (e *ConflictError) Error() string {
 
 // checker finds conflicts and changes that are in place already.
 type checker struct {
-	root    *os.Root // the real directory
+	root    *deepRoot // the real directory
 	upper   string
 	base    baseline
 	changes []Change

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,20 +15,25 @@ import (
 // only said to differ.
 const maxDiffSize = 16 << 20
 
-// binaryProbe is how much of a file is searched for a NUL byte to call it
-// binary, as git does.
-const binaryProbe = 8000
-
 // Diff writes every change to w as a unified diff in the layout of git diff:
 // text files as hunks against the originals, binary files named ("Binary
 // files a/x and b/x differ"), symlinks as their targets, new, deleted and
 // changed permissions as mode lines. Directories, fifos, sockets and devices
 // have no content and appear only in List.
 //
+// The output is safe to show on a terminal: names are quoted as [Quote]
+// does, and every line is passed through [VisibleLine], so escape
+// sequences, lone carriage returns and other control characters appear as
+// ^[, ^M and the like instead of acting on the terminal. A file is binary
+// when it holds a NUL byte anywhere, not only near its start. The lines of
+// a file with such characters therefore differ from its bytes, and patch
+// will not apply its hunks as shown.
+//
 // Paths are relative to the root when the changeset has one, so that the
 // diff applies with patch -p1 inside it; with several roots they are
 // absolute (a/home/me/proj/main.go), for patch -p1 in /.
 func (c *Changeset) Diff(w io.Writer) error {
+	defer longPaths()()
 	changes, err := c.List()
 	if err != nil {
 		return err
@@ -37,7 +41,7 @@ func (c *Changeset) Diff(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, ch := range changes {
 		if err := c.writeDiff(bw, ch); err != nil {
-			return fmt.Errorf("diff %s: %w", ch.RealPath(), err)
+			return fmt.Errorf("diff %s: %w", Quote(ch.RealPath()), err)
 		}
 	}
 	return bw.Flush()
@@ -91,8 +95,10 @@ func (c *Changeset) entryName(ch Change) string {
 func readSide(p string, t Type, m Perm, size int64) (*side, error) {
 	switch t {
 	case Symlink:
-		target, err := os.Readlink(p)
-		return &side{path: p, mode: 0o120000, data: []byte(target)}, err
+		// A target is one line, quoted when it holds a newline or other
+		// characters unsafe to print.
+		target, err := readlink(p)
+		return &side{path: p, mode: 0o120000, data: []byte(Quote(target))}, err
 	case File:
 		s := &side{path: p, mode: 0o100000 | m.Unix()}
 		if size > maxDiffSize {
@@ -100,14 +106,14 @@ func readSide(p string, t Type, m Perm, size int64) (*side, error) {
 			return s, nil
 		}
 		var err error
-		s.data, err = os.ReadFile(p)
+		s.data, err = readFile(p)
 		return s, err
 	}
 	return nil, nil
 }
 
 func writeFileDiff(w io.Writer, p string, old, new *side) error {
-	a, b := "a/"+p, "b/"+p
+	a, b := Quote("a/"+p), Quote("b/"+p)
 	fmt.Fprintf(w, "diff --git %s %s\n", a, b)
 	switch {
 	case old == nil:
@@ -129,8 +135,24 @@ func writeFileDiff(w io.Writer, p string, old, new *side) error {
 			fmt.Fprintf(w, "Binary files %s and %s differ\n", a, b)
 		}
 	default:
-		_, err := io.WriteString(w, udiff.Unified(a, b, string(old.content()), string(new.content())))
-		return err
+		return writeVisible(w, udiff.Unified(a, b, string(old.content()), string(new.content())))
+	}
+	return nil
+}
+
+// writeVisible writes the lines of a unified diff through VisibleLine. A
+// carriage return before the newline, as in files with CRLF line ends, is
+// kept: it cannot hide anything.
+func writeVisible(w io.Writer, diff string) error {
+	for line := range strings.Lines(diff) {
+		body := strings.TrimSuffix(line, "\n")
+		end := line[len(body):]
+		if b, ok := strings.CutSuffix(body, "\r"); ok && end != "" {
+			body, end = b, "\r"+end
+		}
+		if _, err := io.WriteString(w, VisibleLine(body)+end); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -149,6 +171,6 @@ func sameLargeFile(old, new *side) bool {
 	return err == nil && same
 }
 
-func isBinary(b []byte) bool {
-	return bytes.IndexByte(b[:min(len(b), binaryProbe)], 0) >= 0
-}
+// isBinary reports whether b holds a NUL byte anywhere: a file that starts
+// as text cannot hide binary content further on.
+func isBinary(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }

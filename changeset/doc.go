@@ -88,8 +88,34 @@
 // as a JSON array; tar programs skip it. [Import] turns such an archive
 // back into a changeset over other directories, where it can be listed,
 // diffed and applied with the same conflict checks: the first root stands
-// for the directory given, the others for the directories
-// [ImportOptions].Roots maps them to, or their own paths.
+// for the directory given, each of the others for the directory
+// [ImportOptions].Roots maps it to. A root the options do not map fails the
+// import with an [UnmappedRootError]: the archive's own list could name
+// ~/.ssh. Import refuses names leaving their root (.., absolute, through a
+// symlink or file), hard links, devices, fifos, sparse files and short
+// data, and drops setuid and setgid bits.
+//
+// # Reviewing safely
+//
+// Names, symlink targets and contents come from the sandboxed command, and
+// are read on a terminal. [Change.String], [Changeset.Diff] and the errors
+// of this package quote names with control characters, bytes that are not
+// UTF-8, double quotes or backslashes as git's core.quotePath does
+// ([Quote]), so a name is always one line. Diff shows every line through
+// [VisibleLine]: escape sequences and other control characters in caret
+// notation (^[, ^M), other unprintable characters escaped; such a file's
+// hunks no longer apply with patch. A file is binary when it holds a NUL
+// anywhere. [Change.Binary], [Change.Unprintable] and [Change.Executable]
+// tell a reviewer what to look at twice. JSON keeps the exact names (bytes
+// that are not UTF-8 aside, which encoding/json turns into U+FFFD).
+//
+// # Depth
+//
+// A command can nest directories deeper than PATH_MAX. Every operation
+// works at any depth: paths too long for a system call are reached
+// through handles of their directories (/proc/self/fd/N/NAME), and Apply
+// and Import keep handles of the directories on their way, so that a chain
+// of thousands of directories costs time in proportion to its length.
 //
 // # Limitations
 //
@@ -107,4 +133,10 @@
 //     device nodes are listed but not applied or exported.
 //   - The upper directory needs a filesystem with user extended attributes
 //     (ext4, xfs, btrfs, tmpfs since Linux 6.6).
+//   - overlayfs copies a file up keeping its owner and group, and fails with
+//     EOVERFLOW when the sandbox's user namespace does not map them. Root's
+//     sandboxes map every id; an unprivileged user's only its own, so
+//     its files of another group cannot be changed through a changeset.
+//     [Changeset.UnmappedGroups] finds them beforehand.
+//   - Long paths go through /proc/self/fd, which must be mounted.
 package changeset

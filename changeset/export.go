@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,6 +34,7 @@ const rootsRecord = "CORRAL.roots"
 // package documentation). Entries carry their permissions and modification
 // times; owners are left out.
 func (c *Changeset) Export(w io.Writer) error {
+	defer longPaths()()
 	changes, err := c.List()
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
 	}
 	r, _ := c.root(ch.Root)
 	p := filepath.Join(r.Upper, filepath.FromSlash(ch.Path))
-	fi, err := os.Lstat(p)
+	fi, err := lstat(p)
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func (c *Changeset) exportOne(tw *tar.Writer, ch Change) error {
 }
 
 func copyInto(w io.Writer, p string) error {
-	f, err := os.Open(p)
+	f, err := openFile(p)
 	if err != nil {
 		return err
 	}
@@ -125,18 +127,42 @@ func copyInto(w io.Writer, p string) error {
 // ImportOptions say which directories here an archive's changes are for.
 type ImportOptions struct {
 	// Roots maps a root of the archive other than the first, by its path
-	// where the archive was made, to the directory it stands for here. A
-	// root left out stands for the same path here.
+	// where the archive was made, to the directory it stands for here.
+	// Every such root must be mapped: the archive's own list of roots is
+	// not trusted, since it could name any directory (~/.ssh, say) for
+	// Apply to write. Map a root to its own path to accept it as it is.
 	Roots map[string]string
+}
+
+// UnmappedRootError is Import's refusal of an archive that records changes
+// to a directory besides the workspace that ImportOptions.Roots does not
+// map: nothing was imported.
+type UnmappedRootError struct {
+	// Root is the directory as the archive names it.
+	Root string
+}
+
+func (e *UnmappedRootError) Error() string {
+	return fmt.Sprintf("the archive records changes to %s besides the workspace: map it to a directory here to accept them", Quote(e.Root))
 }
 
 // Import creates a changeset in dir from an archive written by Export, so
 // that changes made elsewhere can be listed, diffed and applied here with
 // the usual conflict checks. The archive's first root (the workspace where
-// it was made) stands for lower; the others as opts says. An archive
+// it was made) stands for lower; each of the others must be mapped by
+// opts.Roots, or Import fails with an *UnmappedRootError. An archive
 // without the list of roots, as Export wrote before changesets had several,
 // holds one root.
+//
+// The archive is not trusted. Import refuses, leaving nothing behind, an
+// entry whose name leaves its root (.., an absolute name) or passes through
+// a symlink or file an earlier entry made; hard links, devices, fifos and
+// sparse files, which Export never writes; and an entry whose data is
+// shorter than its header says. Setuid and setgid bits are dropped. Files
+// are written only inside the new changeset's upper directories, each
+// through an [os.Root]; Apply later writes them with its usual checks.
 func Import(dir, lower string, r io.Reader, opts ImportOptions) (*Changeset, error) {
+	defer longPaths()()
 	a, err := readArchive(r)
 	if err != nil {
 		return nil, &fs.PathError{Op: "import changeset", Path: dir, Err: err}
@@ -212,18 +238,19 @@ func (a *archive) place(lower string, opts ImportOptions) ([]string, error) {
 		}
 		return []string{lower}, nil
 	}
-	here := []string{lower}
-	for _, p := range a.paths[1:] {
-		if to, ok := opts.Roots[p]; ok {
-			p = to
-		}
-		here = append(here, p)
-	}
 	for from := range opts.Roots {
 		if !slices.Contains(a.paths[1:], from) {
 			return nil, fmt.Errorf("no directory %s to map: the archive's directories besides the first are %s",
-				from, strings.Join(a.paths[1:], ", "))
+				Quote(from), quoteAll(a.paths[1:]))
 		}
+	}
+	here := []string{lower}
+	for _, p := range a.paths[1:] {
+		to, ok := opts.Roots[p]
+		if !ok {
+			return nil, &UnmappedRootError{Root: p}
+		}
+		here = append(here, to)
 	}
 	return here, nil
 }
@@ -259,12 +286,12 @@ func (a *archive) rootOf(name string) (int, string, error) {
 func (c *Changeset) unpack(a *archive) error {
 	unpackers := make([]*unpacker, len(c.roots))
 	for i, r := range c.roots {
-		root, err := os.OpenRoot(r.Upper)
+		root, err := openDeepRoot(r.Upper)
 		if err != nil {
 			return err
 		}
 		defer root.Close()
-		unpackers[i] = &unpacker{root: root, dirModes: map[string]fs.FileMode{}}
+		unpackers[i] = &unpacker{root: root, dirModes: map[string]fs.FileMode{}, dirs: map[string]bool{".": true}}
 	}
 	for {
 		h, err := a.next()
@@ -300,10 +327,13 @@ func (a *archive) unpackEntry(unpackers []*unpacker, h *tar.Header) error {
 
 // unpacker turns archive entries into an upper directory.
 type unpacker struct {
-	root *os.Root
+	root *deepRoot
 	// dirModes are set last, deepest first, so that a read-only directory
 	// can first receive its entries.
 	dirModes map[string]fs.FileMode
+	// dirs are the paths known to be directories in the upper directory,
+	// so that each entry checks only the parents not seen before.
+	dirs map[string]bool
 }
 
 func (u *unpacker) chmodDirs() error {
@@ -322,30 +352,39 @@ func (u *unpacker) entry(name string, h *tar.Header, r io.Reader) error {
 	if name == "." {
 		return nil
 	}
-	if err := makeParents(u.root, name); err != nil {
+	if err := u.makeParents(name); err != nil {
 		return err
+	}
+	if isSparse(h) {
+		return errors.New("unsupported entry type: sparse file")
 	}
 	dir, base := path.Split(name)
 	if target, ok := strings.CutPrefix(base, whiteoutPrefix); ok {
 		if base == opaqueWhiteout {
 			return setOpaque(u.hostPath(dir))
 		}
+		if target == "" || target == "." || target == ".." {
+			return errors.New("a whiteout names no entry")
+		}
 		return u.whiteout(dir + target)
 	}
-	if err := clearPath(u.root, name, h.Typeflag == tar.TypeDir); err != nil {
+	if err := u.clearPath(name, h.Typeflag == tar.TypeDir); err != nil {
 		return err
 	}
 	return u.put(name, h, r)
 }
 
 func (u *unpacker) put(name string, h *tar.Header, r io.Reader) error {
-	mode := fs.FileMode(permFromUnix(uint32(h.Mode & 0o7777)))
+	// Setuid and setgid are dropped: a file in the upper directory would
+	// otherwise be a privileged executable of whoever imports.
+	mode := fs.FileMode(permFromUnix(uint32(h.Mode & 0o1777)))
 	switch h.Typeflag {
 	case tar.TypeDir:
 		u.dirModes[name] = mode
 		if err := u.root.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		u.dirs[name] = true
 		return nil
 	case tar.TypeSymlink:
 		return u.root.Symlink(h.Linkname, name)
@@ -360,11 +399,47 @@ func (u *unpacker) put(name string, h *tar.Header, r io.Reader) error {
 		}
 		return u.root.Chtimes(name, time.Time{}, h.ModTime)
 	}
-	return fmt.Errorf("unsupported entry type %q", h.Typeflag)
+	return fmt.Errorf("unsupported entry type: %s", entryType(h.Typeflag))
+}
+
+// entryType names a tar entry type for an error.
+func entryType(t byte) string {
+	switch t {
+	case tar.TypeLink:
+		return "hard link"
+	case tar.TypeChar:
+		return "character device"
+	case tar.TypeBlock:
+		return "block device"
+	case tar.TypeFifo:
+		return "fifo"
+	case tar.TypeGNUSparse:
+		return "sparse file"
+	}
+	return strconv.Quote(string(t))
+}
+
+// isSparse reports whether h is a sparse file of the PAX format, which the
+// tar reader expands with zeros: a small archive could fill the disk.
+func isSparse(h *tar.Header) bool {
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = Quote(p)
+	}
+	return strings.Join(q, ", ")
 }
 
 func (u *unpacker) whiteout(name string) error {
-	if err := clearPath(u.root, name, false); err != nil {
+	if err := u.clearPath(name, false); err != nil {
 		return err
 	}
 	return makeWhiteout(u.hostPath(name))
@@ -389,32 +464,39 @@ func entryName(n string) (string, error) {
 // makeParents creates the directories above name, refusing to pass through
 // anything but a directory, so that an entry cannot be placed through a
 // symlink an earlier entry made.
-func makeParents(root *os.Root, name string) error {
+func (u *unpacker) makeParents(name string) error {
+	if u.dirs[path.Dir(name)] {
+		return nil
+	}
 	dir := "."
 	for _, part := range strings.Split(path.Dir(name), "/") {
 		if part == "." {
 			break
 		}
 		dir = path.Join(dir, part)
-		fi, err := root.Lstat(dir)
+		if u.dirs[dir] {
+			continue
+		}
+		fi, err := u.root.Lstat(dir)
 		switch {
 		case err == nil && !fi.IsDir():
-			return fmt.Errorf("%s is not a directory", dir)
+			return fmt.Errorf("%s is not a directory", Quote(dir))
 		case err != nil && isAbsent(err):
-			if err := root.Mkdir(dir, 0o755); err != nil {
+			if err := u.root.Mkdir(dir, 0o755); err != nil {
 				return err
 			}
 		case err != nil:
 			return err
 		}
+		u.dirs[dir] = true
 	}
 	return nil
 }
 
 // clearPath removes what an earlier entry left at name, keeping a directory
 // when a directory comes again.
-func clearPath(root *os.Root, name string, keepDir bool) error {
-	fi, err := root.Lstat(name)
+func (u *unpacker) clearPath(name string, keepDir bool) error {
+	fi, err := u.root.Lstat(name)
 	if err != nil {
 		if isAbsent(err) {
 			return nil
@@ -422,7 +504,15 @@ func clearPath(root *os.Root, name string, keepDir bool) error {
 		return err
 	}
 	if keepDir && fi.IsDir() {
+		u.dirs[name] = true
 		return nil
 	}
-	return root.RemoveAll(name)
+	if fi.IsDir() {
+		for d := range u.dirs {
+			if d == name || strings.HasPrefix(d, name+"/") {
+				delete(u.dirs, d)
+			}
+		}
+	}
+	return u.root.RemoveAll(name)
 }

@@ -21,16 +21,14 @@ func removeTree(p string) error {
 }
 
 func makeRemovable(p string) {
-	fi, err := os.Lstat(p)
+	fi, err := lstat(p)
 	if err != nil || !fi.IsDir() {
 		return
 	}
-	os.Chmod(p, 0o700)
-	entries, _ := os.ReadDir(p)
-	for _, e := range entries {
-		if e.IsDir() {
-			makeRemovable(filepath.Join(p, e.Name()))
-		}
+	chmod(p, 0o700)
+	names, _ := readDirNames(p)
+	for _, n := range names {
+		makeRemovable(filepath.Join(p, n))
 	}
 }
 
@@ -59,7 +57,7 @@ func tempName() string {
 // lstatMaybe is os.Lstat with a missing file, or a path through a
 // non-directory, reported as nil.
 func lstatMaybe(p string) (fs.FileInfo, error) {
-	fi, err := os.Lstat(p)
+	fi, err := lstat(p)
 	if err != nil && isAbsent(err) {
 		return nil, nil
 	}

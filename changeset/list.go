@@ -18,6 +18,7 @@ import (
 // directories as they are now. It takes no lock: while a sandbox is running,
 // the list may catch a command half-way.
 func (c *Changeset) List() ([]Change, error) {
+	defer longPaths()()
 	all := []Change{}
 	for _, r := range c.roots {
 		changes, err := r.list()
@@ -70,14 +71,14 @@ func (w *walker) lowerPath(rel string) string { return filepath.Join(w.lower, fi
 // is a real directory (not a symlink to one) whose entries show through;
 // opaque that the upper directory hides them all.
 func (w *walker) dir(rel string, lowerDir, opaque bool) error {
-	entries, err := os.ReadDir(w.upperPath(rel))
+	names, err := readDirNames(w.upperPath(rel))
 	if err != nil {
 		return err
 	}
-	kept := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		kept[e.Name()] = true
-		if err := w.entry(path.Join(rel, e.Name()), lowerDir); err != nil {
+	kept := make(map[string]bool, len(names))
+	for _, n := range names {
+		kept[n] = true
+		if err := w.entry(path.Join(rel, n), lowerDir); err != nil {
 			return err
 		}
 	}
@@ -88,7 +89,7 @@ func (w *walker) dir(rel string, lowerDir, opaque bool) error {
 }
 
 func (w *walker) entry(rel string, lowerDir bool) error {
-	u, err := os.Lstat(w.upperPath(rel))
+	u, err := lstat(w.upperPath(rel))
 	if err != nil {
 		return err
 	}
@@ -113,13 +114,17 @@ func (w *walker) entry(rel string, lowerDir bool) error {
 func (w *walker) upperDir(rel string, u, l fs.FileInfo) error {
 	opaque := isOpaque(w.upperPath(rel))
 	lowerDir := l != nil && l.IsDir()
+	var err error
 	switch {
 	case l == nil:
-		w.add(rel, Added, u, nil)
+		err = w.add(rel, Added, u, nil)
 	case !lowerDir, opaque:
-		w.add(rel, Replaced, u, l)
+		err = w.add(rel, Replaced, u, l)
 	case perm(u) != perm(l):
-		w.add(rel, Modified, u, l)
+		err = w.add(rel, Modified, u, l)
+	}
+	if err != nil {
+		return err
 	}
 	return w.dir(rel, lowerDir, opaque)
 }
@@ -127,27 +132,27 @@ func (w *walker) upperDir(rel string, u, l fs.FileInfo) error {
 func (w *walker) leaf(rel string, u, l fs.FileInfo) error {
 	switch {
 	case l == nil:
-		w.add(rel, Added, u, nil)
+		return w.add(rel, Added, u, nil)
 	case l.IsDir():
-		w.add(rel, Replaced, u, l)
-		return w.deletedEntries(rel, nil)
-	case typeOf(u) != typeOf(l):
-		w.add(rel, Replaced, u, l)
-	default:
-		differ, err := w.differ(rel, u, l)
-		if err != nil {
+		if err := w.add(rel, Replaced, u, l); err != nil {
 			return err
 		}
-		if differ {
-			w.add(rel, Modified, u, l)
-		}
+		return w.deletedEntries(rel, nil)
+	case typeOf(u) != typeOf(l):
+		return w.add(rel, Replaced, u, l)
 	}
-	return nil
+	differ, err := w.differ(rel, u, l)
+	if err != nil || !differ {
+		return err
+	}
+	return w.add(rel, Modified, u, l)
 }
 
 // deleted records the original rel, and everything beneath it, as deleted.
 func (w *walker) deleted(rel string, l fs.FileInfo) error {
-	w.add(rel, Deleted, nil, l)
+	if err := w.add(rel, Deleted, nil, l); err != nil {
+		return err
+	}
 	if l.IsDir() {
 		return w.deletedEntries(rel, nil)
 	}
@@ -157,16 +162,16 @@ func (w *walker) deleted(rel string, l fs.FileInfo) error {
 // deletedEntries records the entries of the lower directory rel that are
 // not in kept as deleted.
 func (w *walker) deletedEntries(rel string, kept map[string]bool) error {
-	entries, err := os.ReadDir(w.lowerPath(rel))
+	names, err := readDirNames(w.lowerPath(rel))
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if kept[e.Name()] {
+	for _, n := range names {
+		if kept[n] {
 			continue
 		}
-		child := path.Join(rel, e.Name())
-		l, err := os.Lstat(w.lowerPath(child))
+		child := path.Join(rel, n)
+		l, err := lstat(w.lowerPath(child))
 		if err != nil {
 			return err
 		}
@@ -177,7 +182,7 @@ func (w *walker) deletedEntries(rel string, kept map[string]bool) error {
 	return nil
 }
 
-func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
+func (w *walker) add(rel string, s Status, u, l fs.FileInfo) error {
 	ch := Change{Root: w.lower, Path: rel, Status: s}
 	if u != nil {
 		ch.Type, ch.Mode = typeOf(u), perm(u)
@@ -185,7 +190,14 @@ func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
 			ch.Size = u.Size()
 		}
 		if ch.Type == Symlink {
-			ch.Target, _ = os.Readlink(w.upperPath(rel))
+			ch.Target, _ = readlink(w.upperPath(rel))
+		}
+		if ch.Type == File {
+			c, err := readContent(w.upperPath(rel))
+			if err != nil {
+				return err
+			}
+			ch.Binary, ch.Unprintable = c.Binary, c.Unprintable
 		}
 	}
 	if l != nil {
@@ -195,6 +207,7 @@ func (w *walker) add(rel string, s Status, u, l fs.FileInfo) {
 		}
 	}
 	w.changes = append(w.changes, ch)
+	return nil
 }
 
 // differ compares an upper entry with the original of the same type.
@@ -204,11 +217,11 @@ func (w *walker) differ(rel string, u, l fs.FileInfo) (bool, error) {
 	}
 	switch typeOf(u) {
 	case Symlink:
-		ut, err := os.Readlink(w.upperPath(rel))
+		ut, err := readlink(w.upperPath(rel))
 		if err != nil {
 			return false, err
 		}
-		lt, err := os.Readlink(w.lowerPath(rel))
+		lt, err := readlink(w.lowerPath(rel))
 		return ut != lt, err
 	case File:
 		if u.Size() != l.Size() {
@@ -222,12 +235,12 @@ func (w *walker) differ(rel string, u, l fs.FileInfo) (bool, error) {
 
 // sameContent compares two files of equal size.
 func sameContent(a, b string) (bool, error) {
-	fa, err := os.Open(a)
+	fa, err := openFile(a)
 	if err != nil {
 		return false, err
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := openFile(b)
 	if err != nil {
 		return false, err
 	}

@@ -228,8 +228,9 @@ func TestExportImportRoots(t *testing.T) {
 	assert.Equal(t, readTree(t, f[1].lower), readTree(t, copies[1]))
 }
 
-// TestImportRootsSamePath maps a root left out of ImportOptions to its own
-// path, and refuses a mapping for a root the archive does not have.
+// TestImportRootsSamePath maps a root to its own path when asked, refuses a
+// root left out of ImportOptions and a mapping for a root the archive does
+// not have.
 func TestImportRootsSamePath(t *testing.T) {
 	f := newFixtures(t, sampleLower, secondLower)
 	f[1].write(t, "conf.toml", "x = 2\n")
@@ -244,7 +245,14 @@ func TestImportRootsSamePath(t *testing.T) {
 	_, err = os.Stat(dir)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	imported, err := Import(dir, ws, bytes.NewReader(archive), ImportOptions{})
+	_, err = Import(dir, ws, bytes.NewReader(archive), ImportOptions{})
+	var ue *UnmappedRootError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, f[1].lower, ue.Root)
+	_, err = os.Stat(dir)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	imported, err := Import(dir, ws, bytes.NewReader(archive), ImportOptions{Roots: map[string]string{f[1].lower: f[1].lower}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ws, f[1].lower}, imported.RootPaths())
 	changes, err := imported.List()

@@ -33,7 +33,8 @@ func isOpaque(p string) bool { return hasOverlayXattr(p, "opaque", "y") }
 func hasOverlayXattr(p, name, want string) bool {
 	buf := make([]byte, 8)
 	for _, prefix := range overlayXattrPrefixes {
-		n, err := unix.Lgetxattr(p, prefix+name, buf)
+		var n int
+		err := short(p, func(s string) (err error) { n, err = unix.Lgetxattr(s, prefix+name, buf); return err })
 		if err == nil && (want == "" || string(buf[:n]) == want) {
 			return true
 		}
@@ -46,13 +47,13 @@ func hasOverlayXattr(p, name, want string) bool {
 
 // setOpaque marks the upper directory p as hiding the original's entries.
 func setOpaque(p string) error {
-	return unix.Lsetxattr(p, "user.overlay.opaque", []byte("y"), 0)
+	return short(p, func(s string) error { return unix.Lsetxattr(s, "user.overlay.opaque", []byte("y"), 0) })
 }
 
 // makeWhiteout creates a whiteout at p. Linux lets any user create the 0/0
 // character device.
 func makeWhiteout(p string) error {
-	if err := unix.Mknod(p, unix.S_IFCHR, 0); err != nil {
+	if err := short(p, func(s string) error { return unix.Mknod(s, unix.S_IFCHR, 0) }); err != nil {
 		return &fs.PathError{Op: "mknod", Path: p, Err: err}
 	}
 	return nil
@@ -90,4 +91,29 @@ func lockFile(f *os.File) error {
 // one of its parents is not a directory.
 func isAbsent(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR)
+}
+
+// openDirAt opens the directory name relative to the handle dir (the
+// working directory when dir is -1), as a handle only for further lookups.
+func openDirAt(dir int, name string) (int, error) {
+	if dir < 0 {
+		dir = unix.AT_FDCWD
+	}
+	for {
+		fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func closeHandle(fd int) { unix.Close(fd) }
+
+// fileOwner returns the owner and group of fi.
+func fileOwner(fi fs.FileInfo) (uid, gid uint32, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return st.Uid, st.Gid, true
 }

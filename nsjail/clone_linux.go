@@ -36,7 +36,7 @@ const sandboxNS = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | ke
 // cloneInit starts a fresh init in new user, mount, PID, IPC, UTS and
 // cgroup namespaces (and a network namespace when netNone) and returns the
 // caller's end of its socket. The init runs as the caller's own uid and
-// gid, mapped 1:1.
+// gid, mapped 1:1 (see idMappings for root).
 func cloneInit(netNone bool) (*os.File, int, error) {
 	flags := uintptr(sandboxNS)
 	if netNone {
@@ -45,8 +45,8 @@ func cloneInit(netNone bool) (*os.File, int, error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	return startInit(&syscall.SysProcAttr{
 		Cloneflags:  flags,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		UidMappings: uidMappings(os.Geteuid(), uid),
+		GidMappings: gidMappings(os.Geteuid(), gid),
 		AmbientCaps: initCaps,
 		Pdeathsig:   unix.SIGKILL,
 		Setsid:      true,

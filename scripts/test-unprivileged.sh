@@ -10,6 +10,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 user=corral-test
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
+# A supplementary group, for the tests of files in another of the user's
+# groups (changeset copy-up).
+getent group corral-test-extra >/dev/null || groupadd corral-test-extra
+id -nG "$user" | grep -qw corral-test-extra || usermod -aG corral-test-extra "$user"
 dir=$(mktemp -d /tmp/corral-unpriv.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"

@@ -150,9 +150,11 @@ func newChangesImportCmd() *cobra.Command {
 		Use:   "import DIR -i FILE.tar [--workspace DIR] [--root FROM=TO]...",
 		Short: "Make a changeset from an exported archive, to review and apply here",
 		Long: `Make a changeset in DIR from an archive written by 'corral changes export',
-to list, diff and apply here. The archive's workspace stands for --workspace;
-its other directories (from --changeset-writable) stand for the same paths
-here unless --root maps them elsewhere.`,
+to list, diff and apply here. The archive's workspace stands for --workspace.
+Each of its other directories (from --changeset-writable) needs a --root
+FROM=TO naming the directory it stands for here (TO may equal FROM): the
+archive's own list is not trusted, and an archive with a directory not
+mapped is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := importOptions(roots)
@@ -170,6 +172,11 @@ here unless --root maps them elsewhere.`,
 				}
 			}
 			_, err = changeset.Import(args[0], workspace, r, opts)
+			var ue *changeset.UnmappedRootError
+			if errors.As(err, &ue) {
+				q := changeset.Quote(ue.Root)
+				return &exitError{code: 1, msg: fmt.Sprintf("the archive also records changes to %s: nothing imported; to accept them give --root %s=DIR", q, q)}
+			}
 			return failure(err)
 		},
 	}
@@ -236,12 +243,14 @@ func exportTo(cs *changeset.Changeset, name string, replace bool) error {
 	return nil
 }
 
-// failure turns an error of the changes commands into exit status 1.
+// failure turns an error of the changes commands into exit status 1. The
+// message may hold names a sandboxed command chose: it is printed as one
+// line, control characters made visible.
 func failure(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &exitError{code: 1, msg: err.Error()}
+	return &exitError{code: 1, msg: changeset.VisibleLine(err.Error())}
 }
 
 func writeJSON(w io.Writer, v any) error {

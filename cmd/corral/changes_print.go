@@ -8,10 +8,32 @@ import (
 	"github.com/corralhq/corral/changeset"
 )
 
-// printChanges writes one line per change: status letter, path, sizes.
+// printChanges writes one line per change: status letter, path, sizes and
+// what a reviewer must look at twice. Names and targets come from the
+// sandboxed command and are quoted (changeset.Quote), so each change is
+// one line whatever its name.
 func printChanges(w io.Writer, roots []string, changes []changeset.Change, indent string) {
 	byRoot(w, roots, indent, changes, func(ch changeset.Change) string { return ch.Root },
-		func(ch changeset.Change) string { return ch.String() + sizeNote(ch) })
+		func(ch changeset.Change) string { return ch.String() + sizeNote(ch) + flags(ch) })
+}
+
+// flags marks a change that makes a file executable, and a file whose
+// content is binary or holds characters a terminal would act on.
+func flags(ch changeset.Change) string {
+	var f []string
+	if ch.Executable() {
+		f = append(f, "executable")
+	}
+	if ch.Binary {
+		f = append(f, "binary")
+	}
+	if ch.Unprintable {
+		f = append(f, "control characters")
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(f, ", ") + "]"
 }
 
 // byRoot writes a line per item, paths relative to their root. Like ls
@@ -31,7 +53,7 @@ func byRoot[T any](w io.Writer, roots []string, indent string, items []T, rootOf
 				continue
 			}
 			if !head {
-				fmt.Fprintf(w, "%s%s:\n", indent, r)
+				fmt.Fprintf(w, "%s%s:\n", indent, changeset.Quote(r))
 				head = true
 			}
 			fmt.Fprintf(w, "%s  %s\n", indent, line(it))
@@ -40,7 +62,13 @@ func byRoot[T any](w io.Writer, roots []string, indent string, items []T, rootOf
 }
 
 // rootsText names the changeset's roots for a heading.
-func rootsText(cs *changeset.Changeset) string { return strings.Join(cs.RootPaths(), ", ") }
+func rootsText(cs *changeset.Changeset) string {
+	roots := cs.RootPaths()
+	for i, r := range roots {
+		roots[i] = changeset.Quote(r)
+	}
+	return strings.Join(roots, ", ")
+}
 
 func sizeNote(ch changeset.Change) string {
 	if ch.Status == changeset.Deleted {
@@ -50,7 +78,7 @@ func sizeNote(ch changeset.Change) string {
 	case changeset.Dir:
 		return ""
 	case changeset.Symlink:
-		return " (→ " + ch.Target + ")"
+		return " (→ " + changeset.Quote(ch.Target) + ")"
 	case changeset.File:
 	default:
 		return " (" + string(ch.Type) + ")"
@@ -85,7 +113,7 @@ func printConflicts(w io.Writer, cs *changeset.Changeset, ce *changeset.Conflict
 	fmt.Fprintf(w, "corral: nothing applied: %d original(s) in %s changed on the host since the changeset began:\n",
 		len(ce.Conflicts), rootsText(cs))
 	byRoot(w, cs.RootPaths(), "  ", ce.Conflicts, func(c changeset.Conflict) string { return c.Root },
-		func(c changeset.Conflict) string { return c.Path + " (" + c.Reason + ")" })
+		func(c changeset.Conflict) string { return changeset.Quote(c.Path) + " (" + c.Reason + ")" })
 }
 
 func printApplied(w io.Writer, cs *changeset.Changeset, res *changeset.Result) {

@@ -29,9 +29,9 @@ func reviewAfterRun(dir string, runErr error) error {
 	}
 	if err := review(os.Stdin, os.Stderr, dir); err != nil {
 		if runErr == nil {
-			return &exitError{code: 1, msg: "review: " + err.Error()}
+			return &exitError{code: 1, msg: "review: " + changeset.VisibleLine(err.Error())}
 		}
-		fmt.Fprintln(os.Stderr, "corral: review: "+err.Error())
+		fmt.Fprintln(os.Stderr, "corral: review: "+changeset.VisibleLine(err.Error()))
 	}
 	return runErr
 }
@@ -110,7 +110,7 @@ func reviewSave(r *bufio.Reader, out io.Writer, cs *changeset.Changeset) (bool, 
 		name = def
 	}
 	if err := exportTo(cs, name, false); err != nil {
-		fmt.Fprintf(out, "corral: %v\n", err)
+		fmt.Fprintf(out, "corral: %s\n", changeset.VisibleLine(err.Error()))
 		return false, nil
 	}
 	fmt.Fprintf(out, "corral: changes saved to %s; the changeset stays in %s\n", name, cs.Dir())
