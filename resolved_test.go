@@ -42,5 +42,5 @@ func TestProtectedNames(t *testing.T) {
 	assert.Equal(t, ProtectedNames, all)
 	some := protectedNames([]string{".git/hooks"})
 	assert.NotContains(t, some, ".git/hooks")
-	assert.Len(t, some, len(ProtectedNames)-1)
+	assert.Len(t, some, len(ProtectedNames())-1)
 }

@@ -203,7 +203,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty changeset", head + "changeset = \"\"\n", `4: agents[0].sandbox.changeset: empty path`, 4},
 		{"tilde changeset", head + "changeset = \"~/cs\"\n", `4: agents[0].sandbox.changeset: "~/cs": ~ is not expanded; write the full path`, 4},
 		{"allow_planting", head + "allow_planting = [\".git/hook\"]\n",
-			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames, ", "), 4},
+			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames(), ", "), 4},
 
 		// Ids.
 		{"missing id", "[[agents]]\n[agents.sandbox]\nmode = \"enabled\"\n", `1: agents[0].id: required`, 1},

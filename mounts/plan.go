@@ -117,7 +117,11 @@ type Input struct {
 	Writable  []string // the workspace first, then other writable paths
 	ReadOnly  []string
 	Hidden    []string
-	Protected []string // names relative to each writable root, e.g. ".git/hooks"
+	// Protected are names relative to each writable root (".git",
+	// ".vscode"). The plan has no mounts for them: they are guarded when
+	// each command starts (package internal/guard); the Landlock rung
+	// makes them read-only instead.
+	Protected []string
 	// Overlays are writable roots mounted as overlayfs instead of bound,
 	// so that writes go to a changeset rather than the host.
 	Overlays []OverlayRoot
@@ -146,14 +150,6 @@ func Build(in Input) *Plan {
 	}
 	addWritable(&binds, in)
 	add(BindReadOnly, in.ReadOnly...)
-	for _, root := range in.Writable {
-		for _, name := range in.Protected {
-			add(Protect, path.Join(root, name))
-			for _, dir := range between(name) {
-				add(Pin, path.Join(root, dir))
-			}
-		}
-	}
 	add(Hide, in.Hidden...)
 	for _, p := range slices.Concat(in.ReadOnly, in.Hidden) {
 		for _, root := range in.Writable {

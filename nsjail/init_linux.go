@@ -8,11 +8,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
@@ -75,7 +77,7 @@ func initMain([]string) int {
 	if err != nil || len(files) != 3 {
 		return 125
 	}
-	pid, f := startCommand(&s, &req, files)
+	pid, guarded, f := startCommand(&s, &req, files)
 	closeFiles(files)
 	if f != nil {
 		send(conn, reply{Fail: f})
@@ -87,13 +89,18 @@ func initMain([]string) int {
 	go watchLifeline(conn, &s)
 	go forward(signals, pid)
 	status := reap(pid)
+	var dropped []string
 	if !s.Bare {
 		killRest()
+		// Nothing inside runs any more: merge the staged git directories
+		// and hold what was planted.
+		dropped = guarded.Finish()
+		guarded.Close()
 	}
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status)})
+	send(conn, reply{Exited: true, Status: uint32(status), Dropped: dropped})
 	return exitCode(status)
 }
 
@@ -106,6 +113,13 @@ func build(s *setup) *failure {
 	if err := mounts.Execute(s.Plan); err != nil {
 		return failureOf(mountLayer(err), "", err)
 	}
+	// Detached mounts are mount namespaces of their own: made before
+	// forbidNamespaces.
+	g, err := guard.Prepare(s.Paths.Writable)
+	if err != nil {
+		return failureOf("protect", "", err)
+	}
+	s.guard = g
 	if s.NetNone {
 		if err := loopbackUp(); err != nil {
 			return failureOf("network", "lo", err)
@@ -148,8 +162,10 @@ func mountLayer(err error) string {
 }
 
 // startCommand drops every privilege on this thread, then starts the command
-// as its child in a new session.
-func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
+// as its child in a new session. In a namespaced sandbox it first guards
+// the protected entries of the writable roots (see package guard); the
+// session it returns is finished once the command has exited.
+func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session, *failure) {
 	dir := req.Dir
 	if dir == "" {
 		dir = s.Workspace
@@ -160,27 +176,37 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		if err == nil {
 			err = unix.ENOTDIR
 		}
-		return 0, failureOf("workdir", dir, err)
+		return 0, nil, failureOf("workdir", dir, err)
 	}
 	path, err := lookpath.Find(req.Path, dir, req.Env, os.Stat)
 	if err != nil {
-		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
+		return 0, nil, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
 	}
 	// A bare sandbox shares the host's mount table: Landlock protects those
 	// paths there (confine), and a mount here would change the host.
+	var guarded *guard.Session
 	if !s.Bare {
 		if err := mounts.ProtectNow(s.Plan); err != nil {
-			return 0, failureOf("mount", "", err)
+			return 0, nil, failureOf("mount", "", err)
+		}
+		guarded = s.guard
+		if err := guarded.Start(s.Paths.Protected, slices.Concat(s.Paths.ReadOnly, s.Paths.Hidden)); err != nil {
+			guarded.Close()
+			return 0, nil, failureOf("protect", "", err)
 		}
 	}
+	fail := func(f *failure) (int, *guard.Session, *failure) {
+		guarded.Close()
+		return 0, nil, f
+	}
 	if err := dropCapabilities(); err != nil {
-		return 0, failureOf("privileges", "", err)
+		return fail(failureOf("privileges", "", err))
 	}
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	if f := confine(s, stdio); f != nil {
-		return 0, f
+	if f := confine(s, stdio, guarded.Reachable()); f != nil {
+		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {
@@ -197,9 +223,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		Sys:   sys,
 	})
 	if err != nil {
-		return 0, execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err})
+		return fail(execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err}))
 	}
-	return pid, nil
+	return pid, guarded, nil
 }
 
 // Exec failures carry lookpath's messages so the caller can tell them

@@ -243,6 +243,7 @@ type Process struct {
 	bare    bool
 	tmpDir  string
 	started bool
+	dropped []string
 }
 
 // exec starts c in the built sandbox.
@@ -281,6 +282,10 @@ func (p *Process) Pid() int { return p.pid }
 // answered, so it cannot name a stranger that reused the pid.
 func (p *Process) OSProcess() *os.Process { return p.proc }
 
+// Dropped returns, after Wait, what the command wrote under protected names
+// that was not merged back into the host or was moved aside, one line each.
+func (p *Process) Dropped() []string { return p.dropped }
+
 // Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
 // sandbox has no PID namespace, so once its command runs, its init is asked
 // to kill every process it started instead; the init is killed itself only
@@ -303,6 +308,7 @@ func (p *Process) Wait() (syscall.WaitStatus, error) {
 	var r reply
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
+		p.dropped = r.Dropped
 		return syscall.WaitStatus(r.Status), nil
 	}
 	// The init died without reporting (killed from outside): its pidfd

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -35,6 +36,9 @@ type setup struct {
 	// /tmp.
 	Bare   bool   `json:",omitempty"`
 	TmpDir string `json:",omitempty"`
+	// guard is the init's own: what it keeps, while the sandbox is built,
+	// to guard protected names once the command starts.
+	guard *guard.Session
 }
 
 // control is what the caller may send once the command runs.
@@ -57,6 +61,9 @@ type reply struct {
 	Started bool     `json:",omitempty"`
 	Exited  bool     `json:",omitempty"`
 	Status  uint32   `json:",omitempty"` // a wait status, with Exited
+	// Dropped, with Exited, lists what the command wrote under protected
+	// names that was not merged back or was held (see package guard).
+	Dropped []string `json:",omitempty"`
 	Fail    *failure `json:",omitempty"`
 }
 

@@ -209,6 +209,9 @@ func runCommand(cfg corral.Config, cwd string, timeout time.Duration, args []str
 		}
 	}()
 	err = c.Wait()
+	for _, d := range c.Dropped() {
+		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
 	}
