@@ -114,9 +114,9 @@ var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // Input is what a plan is built from. Every path must be absolute, clean and
 // free of symlinks (the caller canonicalizes them).
 type Input struct {
-	Writable  []string // the workspace first, then other writable paths
-	ReadOnly  []string
-	Hidden    []string
+	Writable []string // the workspace first, then other writable paths
+	ReadOnly []string
+	Hidden   []string
 	// Protected are names relative to each writable root (".git",
 	// ".vscode"). The plan has no mounts for them: they are guarded when
 	// each command starts (package internal/guard); the Landlock rung
@@ -203,16 +203,6 @@ func overlayAt(overlays []OverlayRoot, p string) (OverlayRoot, bool) {
 		}
 	}
 	return OverlayRoot{}, false
-}
-
-// between returns the directories a protected name passes through, outermost
-// first: ".git" for ".git/hooks", none for ".bashrc".
-func between(name string) []string {
-	var out []string
-	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
-		out = append([]string{d}, out...)
-	}
-	return out
 }
 
 // above returns the directories strictly between root and p, when p lies

@@ -57,10 +57,10 @@ type execReq struct {
 
 // reply is what the init says back.
 type reply struct {
-	Ready   bool     `json:",omitempty"`
-	Started bool     `json:",omitempty"`
-	Exited  bool     `json:",omitempty"`
-	Status  uint32   `json:",omitempty"` // a wait status, with Exited
+	Ready   bool   `json:",omitempty"`
+	Started bool   `json:",omitempty"`
+	Exited  bool   `json:",omitempty"`
+	Status  uint32 `json:",omitempty"` // a wait status, with Exited
 	// Dropped, with Exited, lists what the command wrote under protected
 	// names that was not merged back or was held (see package guard).
 	Dropped []string `json:",omitempty"`

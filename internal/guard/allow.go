@@ -9,12 +9,12 @@ import (
 type class int
 
 const (
-	dropped class = iota
-	plain         // copied as is
-	config        // merged only if every changed key is allowed
-	wtGitdir      // worktrees/<name>/gitdir: validated
-	wtCommondir   // worktrees/<name>/commondir: must be ../..
-	todo          // a sequencer's todo list: no exec lines
+	dropped     class = iota
+	plain             // copied as is
+	config            // merged only if every changed key is allowed
+	wtGitdir          // worktrees/<name>/gitdir: validated
+	wtCommondir       // worktrees/<name>/commondir: must be ../..
+	todo              // a sequencer's todo list: no exec lines
 )
 
 // stateFiles are the files at the top of a git directory (or of a linked

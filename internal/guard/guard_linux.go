@@ -367,6 +367,10 @@ func (s *Session) Finish() []string {
 		for _, rel := range found {
 			out = append(out, h.hold(rel)...)
 		}
+		if h.dir != "" { // left empty when all of a new repository landed
+			os.Remove(view + "/" + h.dir)
+			os.Remove(view + "/" + HeldDir)
+		}
 	}
 	return out
 }
