@@ -77,7 +77,7 @@ hidden_paths = ["/root/.ssh"]
 network = "none"
 fallback = "warn"
 env = ["GOPATH", "CI=1", "EMPTY="]
-allow_planting = [".git/hooks", ".envrc"]
+allow_planting = [".git", ".envrc"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "/var/tmp/coder-changes"
@@ -92,7 +92,7 @@ changeset_paths = ["/var/tmp/x"]
 				Network:       corral.NetworkNone,
 				Fallback:      FallbackWarn,
 				Env:           []string{"GOPATH", "CI=1", "EMPTY="},
-				AllowPlanting: []string{".git/hooks", ".envrc"},
+				AllowPlanting: []string{".git", ".envrc"},
 
 				AllowUnixSockets: true,
 				AllowPtrace:      true,
@@ -332,7 +332,7 @@ read_only_paths = ["/r"]
 hidden_paths = ["/h"]
 network = "none"
 env = ["A=1"]
-allow_planting = [".git/hooks"]
+allow_planting = [".git"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
@@ -350,7 +350,7 @@ changeset_paths = ["/w"]
 		HiddenPaths:   []string{"/h"},
 		Network:       corral.NetworkNone,
 		Env:           []string{"A=1"},
-		AllowPlanting: []string{".git/hooks"},
+		AllowPlanting: []string{".git"},
 
 		AllowUnixSockets: true,
 		AllowPtrace:      true,

@@ -23,7 +23,7 @@ var paths = mounts.Input{
 	Writable:  []string{"/home/me/proj", "/home/me/cache"},
 	ReadOnly:  []string{"/home/me/proj/data"},
 	Hidden:    []string{"/home/me/.ssh"},
-	Protected: []string{".git/hooks"},
+	Protected: []string{".git"},
 }
 
 func TestLandlockEntriesNamespaced(t *testing.T) {
@@ -51,8 +51,8 @@ func TestLandlockEntriesBare(t *testing.T) {
 		"/home/me/cache":            landlock.ReadWrite,
 		"/tmp/corral-123":           landlock.ReadWrite,
 		"/home/me/proj/data":        landlock.ReadOnly,
-		"/home/me/proj/.git/hooks":  landlock.ReadOnly,
-		"/home/me/cache/.git/hooks": landlock.ReadOnly,
+		"/home/me/proj/.git":  landlock.ReadOnly,
+		"/home/me/cache/.git": landlock.ReadOnly,
 		"/home/me/.ssh":             landlock.None,
 		"/dev/null":                 landlock.Device,
 		"/dev/zero":                 landlock.Device,
