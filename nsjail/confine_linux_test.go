@@ -46,18 +46,18 @@ func TestLandlockEntriesBare(t *testing.T) {
 	s := &setup{Paths: paths, Bare: true, TmpDir: "/tmp/corral-123"}
 	got := entryMap(landlockEntries(s, nil))
 	assert.Equal(t, map[string]landlock.Access{
-		"/":                         landlock.ReadOnly,
-		"/home/me/proj":             landlock.ReadWrite,
-		"/home/me/cache":            landlock.ReadWrite,
-		"/tmp/corral-123":           landlock.ReadWrite,
-		"/home/me/proj/data":        landlock.ReadOnly,
+		"/":                   landlock.ReadOnly,
+		"/home/me/proj":       landlock.ReadWrite,
+		"/home/me/cache":      landlock.ReadWrite,
+		"/tmp/corral-123":     landlock.ReadWrite,
+		"/home/me/proj/data":  landlock.ReadOnly,
 		"/home/me/proj/.git":  landlock.ReadOnly,
 		"/home/me/cache/.git": landlock.ReadOnly,
-		"/home/me/.ssh":             landlock.None,
-		"/dev/null":                 landlock.Device,
-		"/dev/zero":                 landlock.Device,
-		"/dev/full":                 landlock.Device,
-		"/dev/tty":                  landlock.Terminal,
+		"/home/me/.ssh":       landlock.None,
+		"/dev/null":           landlock.Device,
+		"/dev/zero":           landlock.Device,
+		"/dev/full":           landlock.Device,
+		"/dev/tty":            landlock.Terminal,
 	}, got, "no host /tmp, /dev/shm or /dev/pts")
 }
 
