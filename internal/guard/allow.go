@@ -48,9 +48,26 @@ func classify(rel string) class {
 	return classifyParts(parts, true)
 }
 
+// readByGit are names git reads code or redirections from when they sit
+// at the top of a git directory. A submodule's name may hold slashes, so
+// under modules/ they are refused at any depth: "modules/a/refs/hooks/x" is
+// a ref of module "a" but a hook of module "a/refs".
+var readByGit = []string{"hooks", "config", "config.worktree", "commondir", "alternates", "gitdir"}
+
 func classifyParts(parts []string, top bool) class {
 	if len(parts) >= 3 && parts[0] == "modules" && top {
-		return classifyParts(parts[2:], true)
+		c := classifyParts(parts[2:], true)
+		if c == plain || c == todo {
+			for _, p := range parts[1 : len(parts)-1] {
+				if slices.Contains(readByGit, p) {
+					return dropped
+				}
+			}
+			if slices.Contains(readByGit, parts[len(parts)-1]) {
+				return dropped
+			}
+		}
+		return c
 	}
 	if len(parts) >= 3 && parts[0] == "worktrees" && top {
 		switch rest := parts[2:]; {
