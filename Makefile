@@ -43,6 +43,7 @@ test-nocgo:
 
 bench: build
 	@scripts/bench.sh
+	@scripts/bench-git.sh
 
 clean:
 	rm -rf $(BIN)
