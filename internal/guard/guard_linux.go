@@ -18,7 +18,11 @@ import (
 
 // Session is what Start set up for one command, for Finish.
 type Session struct {
-	roots  []root
+	// degraded says why nothing can be staged or held: git directories
+	// are then read-only like the other entries.
+	degraded error
+	notes    []string
+	roots    []root
 	names  []string
 	skip   []string
 	stages []stage
@@ -68,14 +72,13 @@ func Prepare(roots []string) (*Session, error) {
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, r, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("clone %s: %w", r, err)
+			fd = -1
+			s.degraded = fmt.Errorf("clone %s: %w", r, err)
 		}
 		s.roots = append(s.roots, root{path: r, clone: fd})
 	}
-	if err := s.makeTmpfs(); err != nil {
-		s.Close()
-		return nil, err
+	if s.degraded == nil {
+		s.degraded = s.makeTmpfs()
 	}
 	return s, nil
 }
@@ -118,7 +121,15 @@ func (s *Session) Start(names, skip []string) error {
 			}
 		})
 	}
-	if err := s.stageAll(gitdirs); err != nil {
+	if s.degraded != nil {
+		// Without a clone and a tmpfs there is no staging: git
+		// directories are read-only, and commits fail rather than land
+		// unchecked.
+		for _, d := range gitdirs {
+			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (%v)", d, s.degraded))
+		}
+		readOnly = append(readOnly, gitdirs...)
+	} else if err := s.stageAll(gitdirs); err != nil {
 		return err
 	}
 	for _, p := range readOnly {
@@ -267,8 +278,14 @@ func (s *Session) stageAll(dirs []string) error {
 		base := fmt.Sprintf("/proc/self/fd/%d/%s/", s.tmpfs, n)
 		opts := "lowerdir=" + escapeOverlay(d) + ",upperdir=" + base + "u,workdir=" + base + "w,userxattr"
 		if err := unix.Mount("overlay", d, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			// An overlay this kernel refuses (no user xattrs on tmpfs
+			// before 6.6, say): the directory is read-only instead.
 			unix.Close(host)
-			return fmt.Errorf("stage %s on overlayfs: %w", d, err)
+			if err := bindReadOnly(d); err != nil {
+				return fmt.Errorf("protect %s: %w", d, err)
+			}
+			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (overlayfs: %v)", d, err))
+			continue
 		}
 		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u"})
 	}
@@ -318,7 +335,9 @@ func (s *Session) Reachable() []string {
 		out = append(out, fmt.Sprintf("/proc/self/fd/%d", s.tmpfs))
 	}
 	for _, r := range s.roots {
-		out = append(out, fmt.Sprintf("/proc/self/fd/%d", r.clone))
+		if r.clone >= 0 {
+			out = append(out, fmt.Sprintf("/proc/self/fd/%d", r.clone))
+		}
 	}
 	return out
 }
@@ -333,7 +352,10 @@ func (s *Session) Finish() []string {
 	if s == nil {
 		return nil
 	}
-	var out []string
+	out := s.notes
+	if s.degraded != nil {
+		return out
+	}
 	var roots []string
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
@@ -381,7 +403,9 @@ func (s *Session) Close() {
 		return
 	}
 	for _, r := range s.roots {
-		unix.Close(r.clone)
+		if r.clone >= 0 {
+			unix.Close(r.clone)
+		}
 	}
 	for _, st := range s.stages {
 		unix.Close(st.host)
