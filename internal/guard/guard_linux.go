@@ -23,11 +23,11 @@ type Session struct {
 	degraded error
 	notes    []string
 	roots    []root
-	names  []string
-	skip   []string
-	stages []stage
-	seen   map[identity]bool
-	tmpfs  int // detached tmpfs holding the stages' upper layers, or -1
+	names    []string
+	skip     []string
+	stages   []stage
+	seen     map[identity]bool
+	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 }
 
 // root is a writable root and a private copy of its mount tree taken before
