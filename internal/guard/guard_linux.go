@@ -27,7 +27,12 @@ type Session struct {
 	skip     []string
 	stages   []stage
 	seen     map[identity]bool
-	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
+	// dirs are the directories the walk at the start read, by path
+	// relative to their root (one map per root), for the walk at exit to
+	// reuse; reuse is set on that walk.
+	dirs  map[string]dirState
+	reuse bool
+	tmpfs int // detached tmpfs holding the stages' upper layers, or -1
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -36,6 +41,7 @@ type Session struct {
 type root struct {
 	path  string
 	clone int
+	dirs  map[string]dirState
 }
 
 // stage is a git directory mounted as overlayfs while the command runs.
@@ -43,6 +49,18 @@ type stage struct {
 	path  string // the git directory
 	host  int    // it, opened before the overlay covered it
 	upper string
+}
+
+// settled is how long ago a directory must have changed for the walk at
+// exit to trust its ctime: longer than any filesystem's timestamp
+// granularity.
+var settled = 3 * time.Second
+
+// dirState is a directory as the walk at the start found it.
+type dirState struct {
+	ino     uint64
+	ctime   unix.Timespec
+	subdirs []string
 }
 
 // identity tells whether an entry found at exit is the one there at start.
@@ -97,7 +115,8 @@ func (s *Session) Start(names, skip []string) error {
 	}
 	var gitdirs []string
 	var readOnly []string
-	for _, r := range roots {
+	for i, r := range roots {
+		s.dirs = map[string]dirState{}
 		s.walk(r, r, roots, func(p string, st *unix.Stat_t) {
 			s.seen[identityOf(st)] = true
 			switch {
@@ -120,6 +139,7 @@ func (s *Session) Start(names, skip []string) error {
 				}
 			}
 		})
+		s.roots[i].dirs = s.dirs
 	}
 	if s.degraded != nil {
 		// Without a clone and a tmpfs there is no staging: git
@@ -169,10 +189,25 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 			}
 		}
 	}
+	// A directory whose inode and ctime are those of the start has the
+	// same entries (adding, removing or renaming one changes its ctime,
+	// which no call can set back): only its subdirectories need a visit.
+	rel := strings.TrimPrefix(dir, root)
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil {
+		return
+	}
+	if d, ok := s.dirs[rel]; ok && s.reuse && d.ino == st.Ino && d.ctime == st.Ctim {
+		for _, sub := range d.subdirs {
+			s.walk(root, dir+"/"+sub, roots, fn)
+		}
+		return
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
+	var subdirs []string
 	for _, e := range ents {
 		p := path.Join(dir, e.Name())
 		if slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
@@ -187,8 +222,14 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 		}
 		if e.Type().IsDir() && e.Name() != GitDir && (!top || e.Name() != HeldDir) &&
 			!slices.Contains(roots, p) {
+			subdirs = append(subdirs, e.Name())
 			s.walk(root, p, roots, fn)
 		}
+	}
+	// A change within the timestamp granularity of the walk could keep
+	// the ctime: only directories changed well before are reused.
+	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
+		s.dirs[rel] = dirState{ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
 	}
 }
 
@@ -380,7 +421,7 @@ func (s *Session) Finish() []string {
 				viewRoots = append(viewRoots, view+strings.TrimPrefix(o, r.path))
 			}
 		}
-		w := &Session{names: s.names, skip: viewSkip}
+		w := &Session{names: s.names, skip: viewSkip, dirs: r.dirs, reuse: true}
 		w.walk(view, view, viewRoots, func(p string, st *unix.Stat_t) {
 			if !s.seen[identityOf(st)] {
 				found = append(found, strings.TrimPrefix(p, view+"/"))
