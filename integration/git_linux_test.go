@@ -3,14 +3,19 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 // gitEnv makes git in probes ignore the user's own configuration and know
@@ -168,4 +173,43 @@ git status --short
 	assert.Equal(t, []string{"v1", "Some One", "https://example.invalid/r.git", "true", "0"}, lines[2:])
 	_, err := os.Stat(filepath.Join(w.ws, ".corral-held"))
 	assert.True(t, os.IsNotExist(err), "nothing was held")
+}
+
+// TestPlantingThenKilled plants and then hangs until the caller's context
+// ends it: what it planted is still held, as after a command that exits.
+func TestPlantingThenKilled(t *testing.T) {
+	const script = `mkdir .vscode && echo '{}' > .vscode/tasks.json && git config core.fsmonitor 'touch "$MARK"; false' && exec sleep 600`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		initRepo(t, w)
+		mark := filepath.Join(w.outside, "mark")
+		w.vars = append(w.vars, "MARK="+mark)
+		if !boxed {
+			c := exec.Command("sh", "-c", gitEnv+strings.Replace(script, "exec sleep 600", "true", 1))
+			c.Env, c.Dir = w.env(), w.ws
+			require.NoError(t, c.Run())
+		} else {
+			cfg := w.config()
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(t, err)
+			defer sb.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			c := sb.Command(ctx, "sh", "-c", gitEnv+script)
+			c.Env = w.env()
+			require.NoError(t, c.Start())
+			require.Eventually(t, func() bool { return exists(filepath.Join(w.ws, ".vscode/tasks.json")) },
+				20*time.Second, 20*time.Millisecond, "the command planted")
+			cancel()
+			assert.Error(t, c.Wait())
+			assert.NotEmpty(t, c.Dropped(), "what was dropped is reported")
+		}
+		hostGit(t, w, `set -- "$WS"; `+hostProbe)
+		planted := exists(filepath.Join(w.ws, ".vscode/tasks.json")) || exists(mark)
+		if !boxed {
+			require.True(t, planted, "the probe must work without the sandbox")
+		} else {
+			assert.False(t, planted, "planted by a command that was killed")
+		}
+	}
 }

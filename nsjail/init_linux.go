@@ -354,16 +354,28 @@ func killRest() {
 
 // watchLifeline ends the sandbox when the caller goes away: its end of the
 // socket closes even when it is killed. A bare sandbox's processes are
-// killed first, as no PID namespace takes them along.
+// killed first, as no PID namespace takes them along. A namespaced
+// sandbox's processes are killed by the init, which then finishes as after
+// any command (merging staged git directories, holding planted entries).
 func watchLifeline(conn *conn, s *setup) {
 	for {
 		var c control
 		if _, err := recv(conn, &c); err != nil {
-			cleanUp(s)
-			os.Exit(128 + int(unix.SIGKILL))
+			if s.Bare {
+				cleanUp(s)
+				os.Exit(128 + int(unix.SIGKILL))
+			}
+			// Everything else in the PID namespace dies; the init goes
+			// on to merge and hold what the command wrote, then exits.
+			unix.Kill(-1, unix.SIGKILL)
+			return
 		}
-		if c.Kill && s.Bare {
-			killDescendants()
+		if c.Kill {
+			if s.Bare {
+				killDescendants()
+			} else {
+				unix.Kill(-1, unix.SIGKILL)
+			}
 		}
 	}
 }

@@ -286,12 +286,14 @@ func (p *Process) OSProcess() *os.Process { return p.proc }
 // that was not merged back into the host or was moved aside, one line each.
 func (p *Process) Dropped() []string { return p.dropped }
 
-// Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
-// sandbox has no PID namespace, so once its command runs, its init is asked
-// to kill every process it started instead; the init is killed itself only
-// when it cannot be asked.
+// Kill ends the sandbox. Once the command runs, its init is asked to kill
+// every other process (a bare sandbox has no PID namespace to take them
+// along), and then finishes as after any command: what the command wrote
+// under protected names is merged or held before Wait returns. The init is
+// killed itself, which kills everything inside, only when it cannot be
+// asked.
 func (p *Process) Kill() error {
-	if p.bare && p.started && send(p.conn, control{Kill: true}) == nil {
+	if p.started && send(p.conn, control{Kill: true}) == nil {
 		return nil
 	}
 	err := unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
