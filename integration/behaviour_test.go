@@ -410,6 +410,8 @@ func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
 	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
 		"nothing replaces it")
 	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
+	// The init that ran it may linger while its namespaces are torn down.
+	require.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond)
 
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
