@@ -54,6 +54,7 @@ test-userbuild:
 bench: build
 	@scripts/deps.sh test bench
 	@scripts/bench.sh
+	@scripts/bench-git.sh
 
 clean:
 	rm -rf $(BIN)

@@ -48,3 +48,11 @@ func (p *lockedProcess) Wait() (exit, error) {
 	defer p.once.Do(p.unlock)
 	return p.process.Wait()
 }
+
+// Dropped passes on what the sandbox reports.
+func (p *lockedProcess) Dropped() []string {
+	if d, ok := p.process.(dropper); ok {
+		return d.Dropped()
+	}
+	return nil
+}

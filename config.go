@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/guard"
 )
 
 // Mode says whether commands run contained.
@@ -74,8 +75,9 @@ type Config struct {
 	// otherwise loses secret-looking names and proxy credentials.
 	Env []string
 	// AllowPlanting lists entries of [ProtectedNames] that stay writable
-	// inside writable roots (for example ".git/hooks" for an agent that
-	// manages hooks on purpose).
+	// as they are inside writable roots (for example ".git" for an agent
+	// that manages hooks on purpose: its git directory is then neither
+	// staged nor checked).
 	AllowPlanting []string
 	// Changeset, when set, keeps the command's writes to the workspace out
 	// of the workspace: it is mounted as overlayfs with its changes in this
@@ -124,32 +126,15 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-// ProtectedNames are paths, relative to each writable root, that run code
-// later outside the sandbox: git hooks and config, shell startup files and
-// editor task files. Those that exist when a command starts are mounted
-// read-only inside writable roots unless listed in Config.AllowPlanting.
-var ProtectedNames = []string{
-	".git/hooks",
-	".git/config",
-	".bashrc",
-	".bash_profile",
-	".bash_login",
-	".bash_logout",
-	".profile",
-	".zshrc",
-	".zshenv",
-	".zprofile",
-	".zlogin",
-	".config/fish",
-	".vscode/tasks.json",
-	".vscode/settings.json",
-	".idea/workspace.xml",
-	".envrc",
-	".gitconfig",
-	".config/git",
-	".ssh",
-	".config/systemd",
-}
+// ProtectedNames returns the names, relative to each writable root, of the
+// directories and files from which programs on the host run code later:
+// git's directory, editors' and agents' configuration (".vscode",
+// ".claude", ".mcp.json"...), direnv's ".envrc", and shell and session
+// start-up files. The first group is protected at every depth of a writable
+// root, the start-up files at its top. README.md's table says what each
+// rung guarantees for them; see [Config.AllowPlanting] to leave one
+// writable.
+func ProtectedNames() []string { return guard.Names() }
 
 // spec is a Config after validation: every path absolute, cleaned, with
 // symlinks resolved.
@@ -208,8 +193,8 @@ func (c Config) resolve() (*spec, error) {
 	}
 	s.Env = slices.Clone(c.Env)
 	for _, name := range c.AllowPlanting {
-		if !slices.Contains(ProtectedNames, name) {
-			return nil, &ConfigError{Field: "AllowPlanting", Value: name, Reason: "not one of corral.ProtectedNames"}
+		if !slices.Contains(ProtectedNames(), name) {
+			return nil, &ConfigError{Field: "AllowPlanting", Value: name, Reason: "not one of corral.ProtectedNames()"}
 		}
 	}
 	s.AllowPlanting = slices.Clone(c.AllowPlanting)

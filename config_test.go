@@ -43,7 +43,7 @@ func TestResolveErrors(t *testing.T) {
 		{"empty path", Config{Workspace: ws, WritablePaths: []string{""}}, "config WritablePaths: empty path"},
 		{"nul byte", Config{Workspace: ws, HiddenPaths: []string{"a\x00b"}}, "NUL"},
 		{"bad env", Config{Workspace: ws, Env: []string{"=x"}}, "config Env: =x: want KEY or KEY=VALUE"},
-		{"bad planting name", Config{Workspace: ws, AllowPlanting: []string{".git"}}, "not one of corral.ProtectedNames"},
+		{"bad planting name", Config{Workspace: ws, AllowPlanting: []string{".git/hooks"}}, "not one of corral.ProtectedNames()"},
 		{"hide the root", Config{Workspace: ws, HiddenPaths: []string{"/"}}, "cannot hide the root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -53,8 +53,12 @@
 //   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]
 //     read-only even under a writable parent, [Config.HiddenPaths] unreadable;
 //     where paths nest, the most specific one wins;
-//   - [ProtectedNames] (git hooks and config, shell startup files, editor
-//     task files) read-only inside writable roots;
+//   - [ProtectedNames] guarded inside writable roots: each repository's
+//     .git staged while the command runs and merged back through an
+//     allowlist when it exits (ordinary git work lands, hooks and config
+//     that runs programs do not), the others read-only, and new or
+//     replaced ones moved into the root's .corral-held directory at exit;
+//     [Cmd.Dropped] lists what did not land;
 //   - the caller's uid and gid, no capabilities, no_new_privs, a new session,
 //     no way to create namespaces;
 //   - only allow-listed environment variables (see [Config.Env]).
@@ -100,8 +104,9 @@
 //
 // # Limitations
 //
-//   - Protected names that do not exist when a command starts are not
-//     protected: a repository the command creates itself is its own.
+//   - A protected name the command creates is visible on the host until
+//     the command exits; on the landlock rung it is not guarded at all,
+//     and .git at the top of a writable root is read-only there.
 //   - The network is either the host's or none; there is no filtering proxy.
 //   - On macOS the sandbox is a Seatbelt profile, with different guarantees.
 package corral

@@ -33,7 +33,7 @@ func (c Config) Resolved() (Config, error) {
 // exempt: those kept read-only inside writable roots.
 func protectedNames(allow []string) []string {
 	var out []string
-	for _, n := range ProtectedNames {
+	for _, n := range ProtectedNames() {
 		if !slices.Contains(allow, n) {
 			out = append(out, n)
 		}

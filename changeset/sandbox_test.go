@@ -228,20 +228,22 @@ func TestSandboxChangesetProtects(t *testing.T) {
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	sb := sandbox(t, corral.Config{Workspace: ws, Changeset: dir, WritablePaths: []string{sub}})
 
-	// .git/hooks stays read-only inside the overlay; .git itself is not.
-	out, err := sb.Command(context.Background(), "sh", "-c", "echo x > .git/hooks/evil").CombinedOutput()
-	assert.Error(t, err, string(out))
-	run(t, sb, "echo x > .git/other")
+	// .git is staged inside the overlay too: a hook never reaches the
+	// changeset, a ref does.
+	c := sb.Command(context.Background(), "sh", "-c", "echo x > .git/hooks/evil && mkdir -p .git/refs/heads && echo x > .git/refs/heads/x")
+	require.NoError(t, c.Run())
+	require.Len(t, c.Dropped(), 1)
+	assert.Contains(t, c.Dropped()[0], ".git/hooks")
 	// A writable path inside the workspace is written through the overlay.
 	run(t, sb, "echo s > sub/file")
-	_, err = os.Stat(filepath.Join(sub, "file"))
+	_, err := os.Stat(filepath.Join(sub, "file"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
 	cs, err := changeset.Open(dir)
 	require.NoError(t, err)
 	changes, err := cs.List()
 	require.NoError(t, err)
-	assert.Equal(t, []string{"A .git/other", "A sub/file"}, summaries(changes))
+	assert.Equal(t, []string{"A .git/refs/", "A .git/refs/heads/", "A .git/refs/heads/x", "A sub/file"}, summaries(changes))
 }
 
 func TestSandboxChangesetConfig(t *testing.T) {

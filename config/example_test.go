@@ -35,7 +35,7 @@ func TestExampleFile(t *testing.T) {
 		Network:       corral.NetworkHost,
 		Fallback:      FallbackFail,
 		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
-		AllowPlanting: []string{".git/hooks"},
+		AllowPlanting: []string{".envrc"},
 		ConfigFile:    cfg.File,
 	}, coder.Sandbox)
 

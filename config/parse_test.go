@@ -77,7 +77,7 @@ hidden_paths = ["/root/.ssh"]
 network = "none"
 fallback = "warn"
 env = ["GOPATH", "CI=1", "EMPTY="]
-allow_planting = [".git/hooks", ".envrc"]
+allow_planting = [".git", ".envrc"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "/var/tmp/coder-changes"
@@ -92,7 +92,7 @@ changeset_paths = ["/var/tmp/x"]
 				Network:       corral.NetworkNone,
 				Fallback:      FallbackWarn,
 				Env:           []string{"GOPATH", "CI=1", "EMPTY="},
-				AllowPlanting: []string{".git/hooks", ".envrc"},
+				AllowPlanting: []string{".git", ".envrc"},
 
 				AllowUnixSockets: true,
 				AllowPtrace:      true,
@@ -203,7 +203,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty changeset", head + "changeset = \"\"\n", `4: agents[0].sandbox.changeset: empty path`, 4},
 		{"tilde changeset", head + "changeset = \"~/cs\"\n", `4: agents[0].sandbox.changeset: "~/cs": ~ is not expanded; write the full path`, 4},
 		{"allow_planting", head + "allow_planting = [\".git/hook\"]\n",
-			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames, ", "), 4},
+			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames(), ", "), 4},
 
 		// Ids.
 		{"missing id", "[[agents]]\n[agents.sandbox]\nmode = \"enabled\"\n", `1: agents[0].id: required`, 1},
@@ -332,7 +332,7 @@ read_only_paths = ["/r"]
 hidden_paths = ["/h"]
 network = "none"
 env = ["A=1"]
-allow_planting = [".git/hooks"]
+allow_planting = [".git"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
@@ -350,7 +350,7 @@ changeset_paths = ["/w"]
 		HiddenPaths:   []string{"/h"},
 		Network:       corral.NetworkNone,
 		Env:           []string{"A=1"},
-		AllowPlanting: []string{".git/hooks"},
+		AllowPlanting: []string{".git"},
 
 		AllowUnixSockets: true,
 		AllowPtrace:      true,

@@ -199,9 +199,9 @@ func (r *resolver) env(key string, kvs []string) ([]string, error) {
 
 func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
 	for i, n := range names {
-		if !slices.Contains(corral.ProtectedNames, n) {
+		if !slices.Contains(corral.ProtectedNames(), n) {
 			return nil, r.errorf(fmt.Sprintf("%s[%d]", key, i), "%q is not a protected name; want one of %s",
-				n, strings.Join(corral.ProtectedNames, ", "))
+				n, strings.Join(corral.ProtectedNames(), ", "))
 		}
 	}
 	return slices.Clone(names), nil

@@ -232,10 +232,10 @@ func TestEscapes(t *testing.T) {
 }
 
 // The second command runs in a sandbox built before the first one created
-// .git/hooks; the hooks must still be protected.
+// the repository; its hooks must still be protected.
 func TestPlantingPathsCreatedByAnEarlierCommand(t *testing.T) {
-	script := `mkdir -p .git/hooks`
-	plant := `echo escaped > .git/hooks/pre-commit`
+	script := `git init -q`
+	plant := `mkdir -p .git/hooks && echo escaped > .git/hooks/pre-commit`
 
 	bare := newWorld(t)
 	require.Equal(t, 0, bare.bare(script).code)
@@ -251,7 +251,7 @@ func TestPlantingPathsCreatedByAnEarlierCommand(t *testing.T) {
 		c.Run()
 	}
 	run(script)
-	require.DirExists(t, filepath.Join(boxed.ws, ".git/hooks"), "the first command may create a repository")
+	require.FileExists(t, filepath.Join(boxed.ws, ".git/HEAD"), "the first command may create a repository")
 	run(plant)
 	assert.False(t, fileHas(filepath.Join(boxed.ws, ".git/hooks/pre-commit"), "escaped"), "planted a hook")
 }

@@ -336,6 +336,9 @@ func TestLayersLandlockRungPaths(t *testing.T) {
 			sb, _ := s.sandbox(t, rung, cfg)
 			for _, a := range attacks {
 				r := s.inside(t, sb, nil, a.op, a.path)
+				if rung == corral.RungFull && strings.HasPrefix(a.path, hooks) {
+					continue // staged: the write works inside and never lands
+				}
 				assert.NotEqual(t, "ok", r.get("open"), "%s %s", a.op, a.path)
 			}
 			assert.NoFileExists(t, filepath.Join(data, "x"))

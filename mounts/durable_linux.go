@@ -100,9 +100,15 @@ func fileCover(p string) int {
 }
 
 // HoldProtected records the protected names and pins that ProtectNow
-// mounted: those that existed and were not symlinks.
-func (g *Guard) HoldProtected(p *Plan) {
-	for _, m := range p.Mounts {
+// mounted (those that existed and were not symlinks), and the further
+// paths bound read-only onto themselves when the command started (the
+// protected entries of the writable roots), as protected names.
+func (g *Guard) HoldProtected(p *Plan, readOnly []string) {
+	ms := slices.Clone(p.Mounts)
+	for _, r := range readOnly {
+		ms = append(ms, Mount{Kind: Protect, Path: r})
+	}
+	for _, m := range ms {
 		if m.Kind != Protect && m.Kind != Pin {
 			continue
 		}

@@ -117,10 +117,14 @@ var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // Input is what a plan is built from. Every path must be absolute, clean and
 // free of symlinks (the caller canonicalizes them).
 type Input struct {
-	Writable  []string // the workspace first, then other writable paths
-	ReadOnly  []string
-	Hidden    []string
-	Protected []string // names relative to each writable root, e.g. ".git/hooks"
+	Writable []string // the workspace first, then other writable paths
+	ReadOnly []string
+	Hidden   []string
+	// Protected are names relative to each writable root (".git",
+	// ".vscode"). The plan has no mounts for them: they are guarded when
+	// each command starts (package internal/guard); the Landlock rung
+	// makes them read-only instead.
+	Protected []string
 	// Overlays are writable roots mounted as overlayfs instead of bound,
 	// so that writes go to a changeset rather than the host.
 	Overlays []OverlayRoot
@@ -149,14 +153,6 @@ func Build(in Input) *Plan {
 	}
 	addWritable(&binds, in)
 	add(BindReadOnly, in.ReadOnly...)
-	for _, root := range in.Writable {
-		for _, name := range in.Protected {
-			add(Protect, path.Join(root, name))
-			for _, dir := range between(name) {
-				add(Pin, path.Join(root, dir))
-			}
-		}
-	}
 	add(Hide, in.Hidden...)
 	for _, p := range slices.Concat(in.ReadOnly, in.Hidden) {
 		for _, root := range in.Writable {
@@ -210,16 +206,6 @@ func overlayAt(overlays []OverlayRoot, p string) (OverlayRoot, bool) {
 		}
 	}
 	return OverlayRoot{}, false
-}
-
-// between returns the directories a protected name passes through, outermost
-// first: ".git" for ".git/hooks", none for ".bashrc".
-func between(name string) []string {
-	var out []string
-	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
-		out = append([]string{d}, out...)
-	}
-	return out
 }
 
 // above returns the directories strictly between root and p, when p lies

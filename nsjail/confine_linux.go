@@ -21,14 +21,17 @@ import (
 //
 // Preconditions: must be called with the OS thread locked, after the mount
 // tree is final and privileges are dropped.
-func confine(s *setup, stdio []*os.File) *failure {
+//
+// readable are further paths the init itself must read once confined (the
+// staging area of package guard, which no granted path reaches).
+func confine(s *setup, stdio []*os.File, readable []string) *failure {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return failureOf("privileges", "", os.NewSyscallError("prctl(SET_DUMPABLE)", err))
 	}
 	if s.Landlock != nil {
 		in := landlock.Input{
 			ABI:     s.Landlock.ABI,
-			Entries: landlockEntries(s),
+			Entries: append(landlockEntries(s), initOnly(readable)...),
 			DenyTCP: s.Landlock.DenyTCP,
 			Scope:   s.Landlock.Scope,
 		}
@@ -47,6 +50,17 @@ func confine(s *setup, stdio []*os.File) *failure {
 		}
 	}
 	return nil
+}
+
+// initOnly grants the init paths that only it can reach (a detached mount
+// it holds open). Read-write, because an entry granting no more than "/"
+// would be dropped as redundant; the command has no path to them.
+func initOnly(paths []string) []landlock.Entry {
+	var es []landlock.Entry
+	for _, p := range paths {
+		es = append(es, landlock.Entry{Path: p, Access: landlock.ReadWrite})
+	}
+	return es
 }
 
 // Device files a command may write or read, and the terminals it may open.

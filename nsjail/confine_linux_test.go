@@ -27,7 +27,7 @@ var paths = mounts.Input{
 	Writable:  []string{"/home/me/proj", "/home/me/cache"},
 	ReadOnly:  []string{"/home/me/proj/data"},
 	Hidden:    []string{"/home/me/.ssh"},
-	Protected: []string{".git/hooks"},
+	Protected: []string{".git"},
 }
 
 func TestLandlockEntriesNamespaced(t *testing.T) {
@@ -52,23 +52,23 @@ func TestLandlockEntriesBare(t *testing.T) {
 	s := &setup{Paths: paths, Bare: true, TmpDir: "/tmp/corral-123"}
 	got := entryMap(landlockEntries(s))
 	assert.Equal(t, map[string]landlock.Access{
-		"/":                         landlock.ReadOnly,
-		"/home/me/proj":             landlock.ReadWrite,
-		"/home/me/cache":            landlock.ReadWrite,
-		"/tmp/corral-123":           landlock.ReadWrite,
-		"/home/me/proj/data":        landlock.ReadOnly,
-		"/home/me/proj/.git/hooks":  landlock.ReadOnly,
-		"/home/me/cache/.git/hooks": landlock.ReadOnly,
-		"/home/me/.ssh":             landlock.None,
-		"/dev/null":                 landlock.Device,
-		"/dev/zero":                 landlock.Device,
-		"/dev/full":                 landlock.Device,
-		"/dev/random":               landlock.ReadOnly,
-		"/dev/urandom":              landlock.ReadOnly,
-		"/dev/tty":                  landlock.Terminal,
-		"/dev":                      landlock.None,
-		"/tmp":                      landlock.None,
-		"/var/tmp":                  landlock.None,
+		"/":                   landlock.ReadOnly,
+		"/home/me/proj":       landlock.ReadWrite,
+		"/home/me/cache":      landlock.ReadWrite,
+		"/tmp/corral-123":     landlock.ReadWrite,
+		"/home/me/proj/data":  landlock.ReadOnly,
+		"/home/me/proj/.git":  landlock.ReadOnly,
+		"/home/me/cache/.git": landlock.ReadOnly,
+		"/home/me/.ssh":       landlock.None,
+		"/dev/null":           landlock.Device,
+		"/dev/zero":           landlock.Device,
+		"/dev/full":           landlock.Device,
+		"/dev/random":         landlock.ReadOnly,
+		"/dev/urandom":        landlock.ReadOnly,
+		"/dev/tty":            landlock.Terminal,
+		"/dev":                landlock.None,
+		"/tmp":                landlock.None,
+		"/var/tmp":            landlock.None,
 	}, got, "no host /tmp, /dev/shm, /dev/pts or other device: only what is named")
 }
 

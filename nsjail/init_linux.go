@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
@@ -80,7 +82,7 @@ func initMain([]string) int {
 		closeFiles(files)
 		return 125
 	}
-	pid, f := startCommand(&s, &req, files)
+	pid, planted, f := startCommand(&s, &req, files)
 	closeFiles(files)
 	if f != nil {
 		send(conn, reply{Fail: f})
@@ -96,13 +98,18 @@ func initMain([]string) int {
 	}
 	status, usage := reap(pid)
 	lifted := liftedFailure()
+	var dropped []string
 	if !s.Bare {
 		killRest()
+		// Nothing inside runs any more: merge the staged git directories
+		// and hold what was planted.
+		dropped = planted.Finish()
+		planted.Close()
 	}
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted})
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped})
 	return exitCode(status)
 }
 
@@ -121,6 +128,13 @@ func build(s *setup) *failure {
 	if f := guardMounts(s); f != nil {
 		return f
 	}
+	// Detached mounts are mount namespaces of their own: made before
+	// forbidNamespaces.
+	g, err := guard.Prepare(s.Paths.Writable)
+	if err != nil {
+		return failureOf("protect", "", err)
+	}
+	s.planting = g
 	if s.NetNone {
 		if err := loopbackUp(); err != nil {
 			return failureOf("network", "lo", err)
@@ -167,10 +181,12 @@ func mountLayer(err error) string {
 }
 
 // startCommand drops every privilege on this thread, then starts the command
-// as its child in a new session.
-func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
+// as its child in a new session. In a namespaced sandbox it first guards
+// the protected entries of the writable roots (see internal/guard); the
+// session it returns is finished once the command has exited.
+func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session, *failure) {
 	if f := checkTaken(s); f != nil {
-		return 0, f
+		return 0, nil, f
 	}
 	dir := req.Dir
 	if dir == "" {
@@ -182,28 +198,38 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		if err == nil {
 			err = unix.ENOTDIR
 		}
-		return 0, failureOf("workdir", dir, err)
+		return 0, nil, failureOf("workdir", dir, err)
 	}
 	path, err := lookpath.Find(req.Path, dir, req.Env, os.Stat)
 	if err != nil {
-		return 0, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
+		return 0, nil, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
 	}
 	// A bare sandbox shares the host's mount table: Landlock protects those
 	// paths there (confine), and a mount here would change the host.
+	var planted *guard.Session
 	if !s.Bare {
 		if err := mounts.ProtectNow(s.Plan); err != nil {
-			return 0, failureOf("mount", "", err)
+			return 0, nil, failureOf("mount", "", err)
 		}
-		holdProtected(s)
+		planted = s.planting
+		if err := planted.Start(s.Paths.Protected, slices.Concat(s.Paths.ReadOnly, s.Paths.Hidden)); err != nil {
+			planted.Close()
+			return 0, nil, failureOf("protect", "", err)
+		}
+		holdProtected(s, planted.ReadOnly())
+	}
+	fail := func(f *failure) (int, *guard.Session, *failure) {
+		planted.Close()
+		return 0, nil, f
 	}
 	if err := dropCapabilities(); err != nil {
-		return 0, failureOf("privileges", "", err)
+		return fail(failureOf("privileges", "", err))
 	}
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	if f := confine(s, stdio[:3]); f != nil {
-		return 0, f
+	if f := confine(s, stdio[:3], planted.Reachable()); f != nil {
+		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {
@@ -226,9 +252,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *failure) {
 		Sys:   sys,
 	})
 	if err != nil {
-		return 0, execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err})
+		return fail(execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err}))
 	}
-	return pid, nil
+	return pid, planted, nil
 }
 
 // Exec failures carry lookpath's messages so the caller can tell them
@@ -358,16 +384,28 @@ func killRest() {
 
 // watchLifeline ends the sandbox when the caller goes away: its end of the
 // socket closes even when it is killed. A bare sandbox's processes are
-// killed first, as no PID namespace takes them along.
+// killed first, as no PID namespace takes them along. A namespaced
+// sandbox's processes are killed by the init, which then finishes as after
+// any command (merging staged git directories, holding planted entries).
 func watchLifeline(conn *conn, s *setup) {
 	for {
 		var c control
 		if _, err := recv(conn, &c); err != nil {
-			cleanUp(s)
-			os.Exit(128 + int(unix.SIGKILL))
+			if s.Bare {
+				cleanUp(s)
+				os.Exit(128 + int(unix.SIGKILL))
+			}
+			// Everything else in the PID namespace dies; the init goes
+			// on to merge and hold what the command wrote, then exits.
+			unix.Kill(-1, unix.SIGKILL)
+			return
 		}
-		if c.Kill && s.Bare {
-			killDescendants()
+		if c.Kill {
+			if s.Bare {
+				killDescendants()
+			} else {
+				unix.Kill(-1, unix.SIGKILL)
+			}
 		}
 	}
 }

@@ -263,6 +263,7 @@ type Process struct {
 	state    procState
 	osProc   *os.Process
 	released chan struct{} // closed by release; made on first use
+	dropped  []string      // what the init did not merge back, with its exit
 }
 
 // procState is where a Process is in its life.
@@ -353,11 +354,16 @@ func exited(pidfd int) bool {
 	return err == nil && n > 0
 }
 
-// Kill ends the sandbox: killing its PID 1 kills everything inside. A bare
-// sandbox has no PID namespace, so once its command runs, its init is asked
-// to kill every process it started instead; the init is killed itself only
-// when it cannot be asked. After release, Kill does nothing and returns
-// os.ErrProcessDone.
+// Dropped returns, after Wait, what the command wrote under protected names
+// that was not merged back into the host or was moved aside, one line each.
+func (p *Process) Dropped() []string { return p.dropped }
+
+// Kill ends the sandbox. Once the command runs, its init is asked to kill
+// every other process (a bare sandbox has no PID namespace to take them
+// along), and then finishes as after any command: what the command wrote
+// under protected names is merged or held before Wait returns. The init is
+// killed itself, which kills everything inside, only when it cannot be
+// asked. After release, Kill does nothing and returns os.ErrProcessDone.
 func (p *Process) Kill() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -365,7 +371,7 @@ func (p *Process) Kill() error {
 	case stateReleased:
 		return os.ErrProcessDone
 	case stateRunning:
-		if p.bare && send(p.conn, control{Kill: true}) == nil {
+		if send(p.conn, control{Kill: true}) == nil {
 			return nil
 		}
 	}
@@ -395,6 +401,7 @@ func (p *Process) Wait() (Exit, error) {
 	var r reply
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
+		p.dropped = r.Dropped
 		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
 			return ex, r.Fail.err()

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -41,6 +42,10 @@ type setup struct {
 	NoGuard bool `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
+	// planting is the init's own: what it keeps, while the sandbox is
+	// built, to guard protected names once the command starts (package
+	// internal/guard).
+	planting *guard.Session
 }
 
 // control is what the caller may send once the command runs.
@@ -72,6 +77,9 @@ type reply struct {
 	// Sources are the files the sandbox's writable and read-only binds
 	// show, with Ready: the caller checks them when it takes the sandbox.
 	Sources []source `json:",omitempty"`
+	// Dropped, with Exited, lists what the command wrote under protected
+	// names that was not merged back or was held (see internal/guard).
+	Dropped []string `json:",omitempty"`
 }
 
 // failure is an error that crossed the socket.

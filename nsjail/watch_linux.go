@@ -114,10 +114,11 @@ func checkTaken(s *setup) *failure {
 	return nil
 }
 
-// holdProtected adds the protected names and pins ProtectNow just mounted.
-func holdProtected(s *setup) {
+// holdProtected adds the protected names and pins ProtectNow just mounted,
+// and the protected entries the planting guard bound read-only.
+func holdProtected(s *setup, readOnly []string) {
 	if s.guard != nil {
-		s.guard.HoldProtected(s.Plan)
+		s.guard.HoldProtected(s.Plan, readOnly)
 	}
 }
 

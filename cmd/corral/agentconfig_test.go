@@ -24,7 +24,7 @@ read_only_paths = ["/file/r"]
 hidden_paths = ["/file/h"]
 network = "none"
 env = ["FROM_FILE=1"]
-allow_planting = [".git/hooks"]
+allow_planting = [".git"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
@@ -69,7 +69,7 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, []string{"/file/h"}, c.HiddenPaths)
 			assert.Equal(t, corral.NetworkNone, c.Network)
 			assert.Equal(t, []string{"FROM_FILE=1"}, c.Env)
-			assert.Equal(t, []string{".git/hooks"}, c.AllowPlanting)
+			assert.Equal(t, []string{".git"}, c.AllowPlanting)
 			assert.True(t, c.AllowUnixSockets)
 			assert.True(t, c.AllowPtrace)
 			assert.Equal(t, filepath.Join(dir, "changes"), c.Changeset)

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/mounts"
 	"github.com/corralhq/corral/seatbelt"
 )
@@ -132,9 +134,32 @@ func printLinux(w io.Writer, cfg corral.Config, hidden []string) {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
-	fmt.Fprintln(w, "\nmounts, in order (pin, protect: only if the path exists when the command starts):")
+	fmt.Fprintln(w, "\nmounts, in order (pin: only if the path exists when the command starts):")
 	for _, m := range plan.Mounts {
 		fmt.Fprintf(w, "  %s\n", m)
+	}
+	printProtected(w, cfg)
+}
+
+// printProtected lists the protected names in force: git directories are
+// staged and merged back through an allowlist, the others bound read-only,
+// and new ones held when the command exits.
+func printProtected(w io.Writer, cfg corral.Config) {
+	fmt.Fprintln(w, "\nprotected in every writable root (.git: staged, merged back through an allowlist;")
+	fmt.Fprintln(w, "others: read-only; new or replaced ones: moved to .corral-held when the command exits):")
+	in := cfg.Protected()
+	for _, e := range guard.List() {
+		if !slices.Contains(in, e.Name) {
+			continue
+		}
+		where := "at the top"
+		if e.Anywhere {
+			where = "at any depth"
+		}
+		fmt.Fprintf(w, "  %-22s %-13s %s\n", e.Name, where, e.What)
+	}
+	if len(cfg.AllowPlanting) > 0 {
+		fmt.Fprintf(w, "  left writable as is (allow_planting): %s\n", strings.Join(cfg.AllowPlanting, ", "))
 	}
 }
 

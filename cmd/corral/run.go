@@ -239,6 +239,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	if errors.Is(context.Cause(ctx), errParentDied) {
 		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
 	}
+	for _, d := range c.Dropped() {
+		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
 	}

@@ -1,0 +1,71 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+)
+
+// BenchmarkGitCommit commits one change inside a sandbox on a repository
+// of about 10k objects, with its .git staged and merged back, with .git
+// left writable as is, and under plain bubblewrap. scripts/bench-git.sh
+// measures the same through the CLI.
+func BenchmarkGitCommit(b *testing.B) {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	require.NoError(b, err)
+	for i := range 100 {
+		d := filepath.Join(ws, fmt.Sprintf("d%d", i))
+		require.NoError(b, os.Mkdir(d, 0o755))
+		for j := range 100 {
+			require.NoError(b, os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d", j)), fmt.Appendf(nil, "%d %d\n", i, j), 0o644))
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com"}
+	setup := exec.Command("sh", "-c", "git init -q . && git config gc.auto 0 && git add -A && git commit -qm init")
+	setup.Dir, setup.Env = ws, env
+	out, err := setup.CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	const commit = "echo x >> d1/f1 && git commit -qam x"
+
+	for _, c := range []struct {
+		name  string
+		allow []string
+	}{{"staged", nil}, {"unstaged", []string{".git"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := corral.Config{Workspace: ws, AllowPlanting: c.allow}
+			sandboxtest.Require(b, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(b, err)
+			defer sb.Close()
+			for b.Loop() {
+				cmd := sb.Command(context.Background(), "sh", "-c", commit)
+				cmd.Env = env
+				out, err := cmd.CombinedOutput()
+				require.NoError(b, err, "%s", out)
+			}
+		})
+	}
+	b.Run("bwrap", func(b *testing.B) {
+		bwrap, err := exec.LookPath("bwrap")
+		if err != nil {
+			b.Skip("bwrap not installed")
+		}
+		for b.Loop() {
+			cmd := exec.Command(bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "sh", "-c", commit)
+			cmd.Dir, cmd.Env = ws, env
+			out, err := cmd.CombinedOutput()
+			require.NoError(b, err, "%s", out)
+		}
+	})
+}

@@ -1,0 +1,215 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+)
+
+// gitEnv makes git in probes ignore the user's own configuration and know
+// who commits.
+const gitEnv = `export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com ` +
+	`GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com; `
+
+// hostGit runs script on the host in dir, as the user's own tools would
+// after the command: with HOME outside the workspace.
+func hostGit(t *testing.T, w *world, script string) string {
+	t.Helper()
+	c := exec.Command("sh", "-c", gitEnv+script)
+	c.Env = append(w.env(), "HOME="+w.outside)
+	c.Dir = w.ws
+	out, _ := c.CombinedOutput()
+	return string(out)
+}
+
+// initRepo makes ws a repository with one commit, on the host.
+func initRepo(t *testing.T, w *world) {
+	t.Helper()
+	out := hostGit(t, w, `git init -q . && git commit -q --allow-empty -m init && git rev-parse HEAD`)
+	require.Len(t, strings.TrimSpace(out), 40, out)
+}
+
+// hostProbe is what a user's tools run on the host afterwards in dir: a
+// status (fsmonitor), a commit (hooks), an alias, a fetch (sshCommand,
+// transports). Each may fail; only whether $MARK appears counts.
+const hostProbe = `cd "$1" 2>/dev/null || exit 0; git status >/dev/null 2>&1; ` +
+	`git commit -q --allow-empty -m probe >/dev/null 2>&1; git x >/dev/null 2>&1; ` +
+	`timeout 10 git fetch -q origin >/dev/null 2>&1; true`
+
+type gitAttack struct {
+	name   string
+	setup  string // run on the host before, in the workspace
+	script string // the command
+	probe  string // where the host probe runs, relative to the workspace
+	// planted, when set, replaces the git probe: the path an editor or
+	// agent would load.
+	planted string
+}
+
+func gitAttacks() []gitAttack {
+	hook := `printf '#!/bin/sh\ntouch "$MARK"\n' > "$1"; chmod +x "$1"`
+	return []gitAttack{
+		{name: "hook", script: `set -- .git/hooks/pre-commit; ` + hook, probe: "."},
+		{name: "hooksPath", script: `mkdir h; set -- h/pre-commit; ` + hook + `; git config core.hooksPath "$WS/h"`, probe: "."},
+		{name: "fsmonitor", script: `git config core.fsmonitor 'touch "$MARK"; false'`, probe: "."},
+		{name: "alias", script: `git config alias.x '!touch "$MARK"'`, probe: "."},
+		{name: "sshCommand", script: `git remote add origin ssh://example.invalid/r && git config core.sshCommand 'touch "$MARK"; false'`, probe: "."},
+		{name: "ext transport", script: `git remote add origin 'ext::sh -c touch% $MARK' && git config protocol.ext.allow always`, probe: "."},
+		{name: "include", script: `printf '[core]\n\tfsmonitor = touch %s; false\n' "$MARK" > inc && git config include.path "$WS/inc"`, probe: "."},
+		{name: "commondir", script: `git init -q e && git -C e config core.fsmonitor 'touch "$MARK"; false' && echo "$WS/e/.git" > .git/commondir`, probe: "."},
+		{name: "config.worktree", script: `git config extensions.worktreeConfig true && printf '[core]\n\tfsmonitor = touch %s; false\n' "$MARK" > .git/config.worktree`, probe: "."},
+		{name: "worktree config.worktree", setup: `git worktree add -q wt`,
+			script: `git config extensions.worktreeConfig true && printf '[core]\n\tfsmonitor = touch %s; false\n' "$MARK" > .git/worktrees/wt/config.worktree`, probe: "wt"},
+		{name: "worktree commondir", setup: `git worktree add -q wt`,
+			script: `git init -q e && git -C e config core.fsmonitor 'touch "$MARK"; false' && echo "$WS/e/.git" > .git/worktrees/wt/commondir`, probe: "wt"},
+		{name: "worktree gitdir", setup: `git worktree add -q wt`,
+			script: `git init -q e && git -C e config core.fsmonitor 'touch "$MARK"; false' && echo "gitdir: $WS/e/.git" > wt/.git`, probe: "wt"},
+		{name: "submodule config", setup: `mkdir -p .git/modules && git init -q --separate-git-dir "$WS/.git/modules/sub" sub`,
+			script: `git -C sub config core.fsmonitor 'touch "$MARK"; false'`, probe: "sub"},
+		{name: "submodule hook", setup: `mkdir -p .git/modules && git init -q --separate-git-dir "$WS/.git/modules/sub" sub`,
+			script: `set -- .git/modules/sub/hooks/pre-commit; ` + hook, probe: "sub"},
+		{name: "git file to a git dir in the workspace", setup: `git init -q --separate-git-dir "$WS/gd" x`,
+			script: `git -C x config core.fsmonitor 'touch "$MARK"; false'`, probe: "x"},
+		{name: "new git file", script: `mkdir x && git init -q --separate-git-dir "$WS/gd" x && git -C x config core.fsmonitor 'touch "$MARK"; false'`, probe: "x"},
+		{name: "git symlink", setup: `git init -q --bare real.git && git -C real.git config core.bare false && mkdir y && ln -s ../real.git y/.git`,
+			script: `git -C y config core.fsmonitor 'touch "$MARK"; false'`, probe: "y"},
+		{name: "git symlink retargeted", setup: `git init -q --bare real.git && git -C real.git config core.bare false && mkdir y && ln -s ../real.git y/.git`,
+			script: `git init -q e && git -C e config core.fsmonitor 'touch "$MARK"; false' && ln -sfn "$WS/e/.git" y/.git`, probe: "y"},
+		{name: "new repository", script: `mkdir n && git -C n init -q && git -C n config core.fsmonitor 'touch "$MARK"; false' && set -- n/.git/hooks/pre-commit && ` + hook, probe: "n"},
+		{name: "nested repository hook", setup: `git init -q nested && git -C nested commit -q --allow-empty -m n`,
+			script: `set -- nested/.git/hooks/pre-commit; ` + hook, probe: "nested"},
+		{name: "nested repository config", setup: `git init -q nested`,
+			script: `git -C nested config core.fsmonitor 'touch "$MARK"; false'`, probe: "nested"},
+		{name: "new .vscode/tasks.json", script: `mkdir .vscode && echo '{"tasks":[]}' > .vscode/tasks.json`, planted: ".vscode/tasks.json"},
+		{name: "new nested .vscode", script: `mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json`, planted: "a/b/.vscode/tasks.json"},
+		{name: "new .claude/settings.json", script: `mkdir .claude && echo '{"hooks":{}}' > .claude/settings.json`, planted: ".claude/settings.json"},
+		{name: "new .mcp.json", script: `echo '{"mcpServers":{}}' > .mcp.json`, planted: ".mcp.json"},
+		{name: "existing .claude", setup: `mkdir .claude && echo '{}' > .claude/settings.json`,
+			script: `echo '{"hooks":1}' > .claude/settings.json`, planted: ".claude/settings.json:hooks"},
+		{name: "moved aside .vscode", setup: `mkdir -p s/.vscode && echo '{}' > s/.vscode/tasks.json`,
+			script: `mv s s2 && mkdir -p s/.vscode && echo '{"evil":1}' > s/.vscode/tasks.json`, planted: "s/.vscode/tasks.json:evil"},
+		{name: "new .envrc", script: `echo 'touch x' > .envrc`, planted: ".envrc"},
+	}
+}
+
+// TestGitAndEditorPlanting plants, by every route git, editors and agents
+// load code from, something a host tool would run afterwards; each route is
+// shown to work without the sandbox first.
+func TestGitAndEditorPlanting(t *testing.T) {
+	for _, a := range gitAttacks() {
+		t.Run(a.name, func(t *testing.T) {
+			run := func(boxed bool) bool {
+				w := newWorld(t)
+				initRepo(t, w)
+				mark := filepath.Join(w.outside, "mark")
+				w.vars = append(w.vars, "MARK="+mark)
+				if a.setup != "" {
+					out := hostGit(t, w, a.setup)
+					require.NotContains(t, out, "fatal", out)
+				}
+				var r result
+				if boxed {
+					r = w.sandboxed(w.config(), gitEnv+a.script)
+				} else {
+					r = w.bare(gitEnv + a.script)
+				}
+				if a.planted != "" {
+					p, want, _ := strings.Cut(a.planted, ":")
+					return fileHas(filepath.Join(w.ws, p), want)
+				}
+				hostGit(t, w, `set -- "$WS/`+a.probe+`"; `+hostProbe)
+				t.Logf("boxed=%v: %s", boxed, r)
+				return exists(mark)
+			}
+			require.True(t, run(false), "the probe must work without the sandbox")
+			assert.False(t, run(true), "planted code the host runs")
+		})
+	}
+}
+
+// TestGitWorkflowInside runs ordinary git work in a sandbox and checks that
+// all of it lands in the host's repository.
+func TestGitWorkflowInside(t *testing.T) {
+	w := newWorld(t)
+	initRepo(t, w)
+	script := gitEnv + `set -e
+echo a > f && git add f && git commit -q -m one
+git branch feature && git branch -m feature topic
+git tag v1
+echo b > f && git stash -q && git stash pop -q && git commit -qam two
+git checkout -q topic && echo c > g && git add g && git commit -qm three
+git rebase -q master
+git checkout -q master && git merge -q --no-edit topic
+git config user.name "Some One"
+git remote add origin https://example.invalid/r.git
+git worktree add -q wt2 topic 2>/dev/null || git worktree add -q wt2 -b wt2
+git gc -q
+git status --short
+`
+	r := w.sandboxed(w.config(), script)
+	require.Equal(t, 0, r.code, "%s", r)
+	fsck := hostGit(t, w, `git fsck --no-progress --no-dangling 2>&1`)
+	assert.Empty(t, strings.TrimSpace(fsck), "the host's repository is consistent")
+	out := hostGit(t, w, `git log --format=%s master | tr '\n' ' '; echo; `+
+		`git branch --list | tr -d ' *+' | tr '\n' ' '; echo; git tag; git config user.name; git remote get-url origin; `+
+		`git -C wt2 rev-parse --is-inside-work-tree; git stash list | wc -l`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 7, out)
+	assert.Equal(t, "three two one init", strings.TrimSpace(lines[0]))
+	assert.Contains(t, lines[1], "topic")
+	assert.NotContains(t, lines[1], "feature")
+	assert.Equal(t, []string{"v1", "Some One", "https://example.invalid/r.git", "true", "0"}, lines[2:])
+	_, err := os.Stat(filepath.Join(w.ws, ".corral-held"))
+	assert.True(t, os.IsNotExist(err), "nothing was held")
+}
+
+// TestPlantingThenKilled plants and then hangs until the caller's context
+// ends it: what it planted is still held, as after a command that exits.
+func TestPlantingThenKilled(t *testing.T) {
+	const script = `mkdir .vscode && echo '{}' > .vscode/tasks.json && git config core.fsmonitor 'touch "$MARK"; false' && exec sleep 600`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		initRepo(t, w)
+		mark := filepath.Join(w.outside, "mark")
+		w.vars = append(w.vars, "MARK="+mark)
+		if !boxed {
+			c := exec.Command("sh", "-c", gitEnv+strings.Replace(script, "exec sleep 600", "true", 1))
+			c.Env, c.Dir = w.env(), w.ws
+			require.NoError(t, c.Run())
+		} else {
+			cfg := w.config()
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(t, err)
+			defer sb.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			c := sb.Command(ctx, "sh", "-c", gitEnv+script)
+			c.Env = w.env()
+			require.NoError(t, c.Start())
+			require.Eventually(t, func() bool { return exists(filepath.Join(w.ws, ".vscode/tasks.json")) },
+				20*time.Second, 20*time.Millisecond, "the command planted")
+			cancel()
+			assert.Error(t, c.Wait())
+			assert.NotEmpty(t, c.Dropped(), "what was dropped is reported")
+		}
+		hostGit(t, w, `set -- "$WS"; `+hostProbe)
+		planted := exists(filepath.Join(w.ws, ".vscode/tasks.json")) || exists(mark)
+		if !boxed {
+			require.True(t, planted, "the probe must work without the sandbox")
+		} else {
+			assert.False(t, planted, "planted by a command that was killed")
+		}
+	}
+}

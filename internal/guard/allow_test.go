@@ -1,0 +1,71 @@
+package guard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestClassify(t *testing.T) {
+	for rel, want := range map[string]class{
+		"HEAD":                                 plain,
+		"index":                                plain,
+		"objects/ab/cdef":                      plain,
+		"objects/pack/pack-1.pack":             plain,
+		"objects/info/alternates":              dropped,
+		"refs/heads/main":                      plain,
+		"refs/heads/main.lock":                 dropped,
+		"logs/HEAD":                            plain,
+		"config":                               config,
+		"config.worktree":                      dropped,
+		"commondir":                            dropped,
+		"hooks/pre-commit":                     dropped,
+		"info/exclude":                         plain,
+		"info/other":                           dropped,
+		"rebase-merge/git-rebase-todo":         todo,
+		"rebase-merge/head-name":               plain,
+		"worktrees/wt/HEAD":                    plain,
+		"worktrees/wt/gitdir":                  wtGitdir,
+		"worktrees/wt/commondir":               wtCommondir,
+		"worktrees/wt/config":                  dropped,
+		"worktrees/wt/config.worktree":         dropped,
+		"worktrees/wt/hooks/pre-commit":        dropped,
+		"modules/sub/config":                   config,
+		"modules/sub/hooks/pre-commit":         dropped,
+		"modules/sub/objects/ab/cd":            plain,
+		"modules/sub/modules/deeper/HEAD":      plain,
+		"modules/sub/worktrees/w/gitdir":       wtGitdir,
+		"modules/a/refs/hooks/pre-commit":      dropped, // a hook of module "a/refs"
+		"modules/a/refs/config":                dropped, // the config of module "a/refs"
+		"worktrees/wt/modules/sub/config":      dropped,
+		"sequencer/todo":                       todo,
+		"BISECT_LOG":                           plain,
+		"description":                          plain,
+		"branches/origin":                      dropped,
+		"svn/whatever":                         dropped,
+		"modules/sub/commondir":                dropped,
+		"modules/sub/info/exclude":             plain,
+		"worktrees/wt/rebase-merge/done":       plain,
+		"worktrees/wt/logs/HEAD":               plain,
+		"worktrees/wt/refs/bisect/bad":         plain,
+		"worktrees/wt/objects/info/alternates": dropped,
+	} {
+		assert.Equal(t, want, classify(rel), rel)
+	}
+}
+
+func TestDirAllowed(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"objects": true, "refs/heads": true, "hooks": false, "worktrees": true, "worktrees/wt": true,
+		"worktrees/wt/logs": true, "modules": true, "modules/sub": true, "modules/sub/hooks": false,
+		"modules/sub/refs": true, "info": true, "info/x": false, "worktrees/wt/modules": false,
+	} {
+		assert.Equal(t, want, dirAllowed(rel), rel)
+	}
+}
+
+func TestHasExec(t *testing.T) {
+	assert.True(t, hasExec([]byte("pick 1 a\nexec make\n")))
+	assert.True(t, hasExec([]byte("  x rm -rf ~\n")))
+	assert.False(t, hasExec([]byte("pick 1 exec\n# exec\n")))
+}

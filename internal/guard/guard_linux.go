@@ -1,0 +1,559 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Session is what Start set up for one command, for Finish.
+type Session struct {
+	// degraded says why nothing can be staged or held: git directories
+	// are then read-only like the other entries.
+	degraded error
+	notes    []string
+	roots    []root
+	names    []string
+	skip     []string
+	stages   []stage
+	seen     map[identity]bool
+	// dirs are the directories the walk at the start read, by path
+	// relative to their root (one map per root), for the walk at exit to
+	// reuse; reuse is set on that walk.
+	dirs  map[string]dirState
+	reuse bool
+	tmpfs int // detached tmpfs holding the stages' upper layers, or -1
+	// readOnly are the entries Start bound read-only onto themselves.
+	readOnly []string
+}
+
+// root is a writable root and a private copy of its mount tree taken before
+// anything was mounted on it: the host's files as they are, with no stage
+// on top.
+type root struct {
+	path  string
+	clone int
+	dirs  map[string]dirState
+}
+
+// stage is a git directory mounted as overlayfs while the command runs.
+type stage struct {
+	path  string // the git directory
+	host  int    // it, opened before the overlay covered it
+	upper string
+}
+
+// settled is how long ago a directory must have changed for the walk at
+// exit to trust its ctime: longer than any filesystem's timestamp
+// granularity.
+var settled = 3 * time.Second
+
+// dirState is a directory as the walk at the start found it.
+type dirState struct {
+	ino     uint64
+	ctime   unix.Timespec
+	subdirs []string
+}
+
+// identity tells whether an entry found at exit is the one there at start.
+type identity struct {
+	dev, ino uint64
+	mode     uint32
+}
+
+func identityOf(st *unix.Stat_t) identity {
+	return identity{dev: st.Dev, ino: st.Ino, mode: st.Mode & unix.S_IFMT}
+}
+
+// Prepare runs while the sandbox is built, in its mount namespace, with
+// CAP_SYS_ADMIN there and before new mount namespaces are forbidden (a
+// detached mount is one): it keeps, for each writable root that is a
+// directory, a private clone of the root's mounts as they are before any
+// stage covers them, and makes the tmpfs the stages' upper layers go to,
+// mounted nowhere.
+func Prepare(roots []string) (*Session, error) {
+	s := &Session{seen: map[identity]bool{}, tmpfs: -1}
+	roots = slices.Clone(roots)
+	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) }) // deepest first
+	for _, r := range roots {
+		fi, err := os.Stat(r)
+		if err != nil || !fi.IsDir() {
+			continue // a writable file holds nothing
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, r, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			fd = -1
+			s.degraded = fmt.Errorf("clone %s: %w", r, err)
+		}
+		s.roots = append(s.roots, root{path: r, clone: fd})
+	}
+	if s.degraded == nil {
+		s.degraded = s.makeTmpfs()
+	}
+	return s, nil
+}
+
+// Start runs when a command starts, before the command exists, with
+// CAP_SYS_ADMIN in the sandbox's namespaces. It walks each writable root,
+// stages every git directory found on an overlay and binds every other
+// protected entry that exists read-only. names are the protected names in
+// force (List minus what the configuration allows); skip are read-only and
+// hidden paths, which need no guard.
+func (s *Session) Start(names, skip []string) error {
+	s.names, s.skip = names, skip
+	var roots []string
+	for _, r := range s.roots {
+		roots = append(roots, r.path)
+	}
+	var gitdirs []string
+	var readOnly []string
+	for i, r := range roots {
+		s.dirs = map[string]dirState{}
+		s.walk(r, r, roots, func(p string, st *unix.Stat_t) {
+			s.seen[identityOf(st)] = true
+			switch {
+			case path.Base(p) != GitDir:
+				readOnly = append(readOnly, s.resolveLink(p, st, roots)...)
+			case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+				gitdirs = append(gitdirs, p)
+			default:
+				// A .git file or link names a git directory elsewhere:
+				// staged if it lies in a writable root, read-only
+				// otherwise as all of the host is.
+				if t := gitdirOf(p, st); t != "" && inRoots(t, roots) {
+					gitdirs = append(gitdirs, t)
+					if c := commondirOf(t); c != "" && inRoots(c, roots) {
+						gitdirs = append(gitdirs, c)
+					}
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFREG {
+					readOnly = append(readOnly, p)
+				}
+			}
+		})
+		s.roots[i].dirs = s.dirs
+	}
+	if s.degraded != nil {
+		// Without a clone and a tmpfs there is no staging: git
+		// directories are read-only, and commits fail rather than land
+		// unchecked.
+		for _, d := range gitdirs {
+			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (%v)", d, s.degraded))
+		}
+		readOnly = append(readOnly, gitdirs...)
+	} else if err := s.stageAll(gitdirs); err != nil {
+		return err
+	}
+	for _, p := range readOnly {
+		if err := bindReadOnly(p); err != nil {
+			return fmt.Errorf("protect %s: %w", p, err)
+		}
+		s.readOnly = append(s.readOnly, p)
+	}
+	return nil
+}
+
+// ReadOnly returns the protected entries Start bound read-only onto
+// themselves, for the watch that puts a mount back when the host replaces
+// its path.
+func (s *Session) ReadOnly() []string {
+	if s == nil {
+		return nil
+	}
+	return s.readOnly
+}
+
+// resolveLink returns p, or for a symlink the directory or file it names
+// when that lies in a writable root: the link itself cannot be bound.
+func (s *Session) resolveLink(p string, st *unix.Stat_t, roots []string) []string {
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return []string{p}
+	}
+	t, err := filepath.EvalSymlinks(p)
+	if err != nil || !inRoots(t, roots) {
+		return nil
+	}
+	return []string{t}
+}
+
+// walk calls fn for each protected entry under dir, a directory inside
+// root: names marked Anywhere at every depth, the others at the top only.
+// It does not descend into git directories, symlinks, other writable
+// roots or skipped paths.
+func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.Stat_t)) {
+	top := dir == root
+	if top {
+		for _, n := range s.names {
+			if e, ok := Lookup(n); ok && !e.Anywhere {
+				var st unix.Stat_t
+				if unix.Lstat(path.Join(root, n), &st) == nil {
+					fn(path.Join(root, n), &st)
+				}
+			}
+		}
+	}
+	// A directory whose inode and ctime are those of the start has the
+	// same entries (adding, removing or renaming one changes its ctime,
+	// which no call can set back): only its subdirectories need a visit.
+	rel := strings.TrimPrefix(dir, root)
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil {
+		return
+	}
+	if d, ok := s.dirs[rel]; ok && s.reuse && d.ino == st.Ino && d.ctime == st.Ctim {
+		for _, sub := range d.subdirs {
+			s.walk(root, dir+"/"+sub, roots, fn)
+		}
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var subdirs []string
+	for _, e := range ents {
+		p := path.Join(dir, e.Name())
+		if slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
+			continue
+		}
+		if en, ok := Lookup(e.Name()); ok && en.Anywhere && slices.Contains(s.names, e.Name()) {
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) == nil {
+				fn(p, &st)
+			}
+			continue
+		}
+		if e.Type().IsDir() && e.Name() != GitDir && (!top || e.Name() != HeldDir) &&
+			!slices.Contains(roots, p) {
+			subdirs = append(subdirs, e.Name())
+			s.walk(root, p, roots, fn)
+		}
+	}
+	// A change within the timestamp granularity of the walk could keep
+	// the ctime: only directories changed well before are reused.
+	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
+		s.dirs[rel] = dirState{ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
+	}
+}
+
+// gitdirOf returns the git directory a .git file or link names, resolved.
+func gitdirOf(p string, st *unix.Stat_t) string {
+	var t string
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		t = p
+	case unix.S_IFREG:
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		v, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return ""
+		}
+		t = strings.TrimSpace(v)
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+	default:
+		return ""
+	}
+	r, err := filepath.EvalSymlinks(t)
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return r
+}
+
+// commondirOf returns the repository a linked worktree's git directory
+// shares, or "".
+func commondirOf(gitdir string) string {
+	b, err := os.ReadFile(path.Join(gitdir, "commondir"))
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitdir, c)
+	}
+	r, err := filepath.EvalSymlinks(c)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+func inRoots(p string, roots []string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+}
+
+// stageAll mounts an overlay on each git directory, outermost first; one
+// inside another is covered by the outer one's stage already.
+func (s *Session) stageAll(dirs []string) error {
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	var outer []string
+	for _, d := range dirs {
+		if !slices.ContainsFunc(outer, func(o string) bool { return within(d, o) }) {
+			outer = append(outer, d)
+		}
+	}
+	if len(outer) == 0 {
+		return nil
+	}
+	if s.tmpfs < 0 {
+		return errors.New("no staging tmpfs")
+	}
+	for i, d := range outer {
+		host, err := unix.Open(d, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("stage %s: %w", d, err)
+		}
+		n := strconv.Itoa(i)
+		for _, sub := range []string{n, n + "/u", n + "/w"} {
+			if err := unix.Mkdirat(s.tmpfs, sub, 0o700); err != nil {
+				unix.Close(host)
+				return fmt.Errorf("stage %s: %w", d, err)
+			}
+		}
+		base := fmt.Sprintf("/proc/self/fd/%d/%s/", s.tmpfs, n)
+		opts := "lowerdir=" + escapeOverlay(d) + ",upperdir=" + base + "u,workdir=" + base + "w,userxattr"
+		if err := unix.Mount("overlay", d, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			// An overlay this kernel refuses (no user xattrs on tmpfs
+			// before 6.6, say): the directory is read-only instead.
+			unix.Close(host)
+			if err := bindReadOnly(d); err != nil {
+				return fmt.Errorf("protect %s: %w", d, err)
+			}
+			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (overlayfs: %v)", d, err))
+			continue
+		}
+		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u"})
+	}
+	return nil
+}
+
+// makeTmpfs makes the detached tmpfs the stages' upper layers go to.
+func (s *Session) makeTmpfs() error {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("staging tmpfs: %w", err)
+	}
+	defer unix.Close(fsfd)
+	if err := unix.FsconfigSetString(fsfd, "mode", "0700"); err != nil {
+		return fmt.Errorf("staging tmpfs: %w", err)
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return fmt.Errorf("staging tmpfs: %w", err)
+	}
+	fd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return fmt.Errorf("staging tmpfs: %w", err)
+	}
+	s.tmpfs = fd
+	return nil
+}
+
+var escapeOverlay = strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`).Replace
+
+func bindReadOnly(p string) error {
+	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	return unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, attr)
+}
+
+// Reachable returns what the init must still reach once Landlock confines
+// it: the staging tmpfs and the roots' clones are detached mounts, which
+// no rule on a path reaches. Only the init holds them.
+func (s *Session) Reachable() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	if s.tmpfs >= 0 {
+		out = append(out, fmt.Sprintf("/proc/self/fd/%d", s.tmpfs))
+	}
+	for _, r := range s.roots {
+		if r.clone >= 0 {
+			out = append(out, fmt.Sprintf("/proc/self/fd/%d", r.clone))
+		}
+	}
+	return out
+}
+
+// Finish runs once the command and everything it started are gone. It
+// merges each stage into the host's git directory, then moves protected
+// entries that are new or were replaced since Start into HeldDir (a new
+// git directory is merged into a fresh one first, so that a repository
+// made inside stays usable). It returns what was not merged, one line
+// each.
+func (s *Session) Finish() []string {
+	if s == nil {
+		return nil
+	}
+	out := s.notes
+	if s.degraded != nil {
+		return out
+	}
+	var roots []string
+	for _, r := range s.roots {
+		roots = append(roots, r.path)
+	}
+	for _, st := range s.stages {
+		out = append(out, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
+	}
+	stamp := time.Now().UTC().Format("20060102T150405.000000000")
+	for _, r := range s.roots {
+		view := fmt.Sprintf("/proc/self/fd/%d", r.clone)
+		h := &holder{root: r.path, view: view, stamp: stamp, roots: roots}
+		var found []string
+		viewSkip := make([]string, 0, len(s.skip))
+		for _, k := range s.skip {
+			if within(k, r.path) {
+				viewSkip = append(viewSkip, view+strings.TrimPrefix(k, r.path))
+			}
+		}
+		var viewRoots []string
+		for _, o := range roots {
+			if o != r.path && within(o, r.path) {
+				viewRoots = append(viewRoots, view+strings.TrimPrefix(o, r.path))
+			}
+		}
+		w := &Session{names: s.names, skip: viewSkip, dirs: r.dirs, reuse: true}
+		w.walk(view, view, viewRoots, func(p string, st *unix.Stat_t) {
+			if !s.seen[identityOf(st)] {
+				found = append(found, strings.TrimPrefix(p, view+"/"))
+			}
+		})
+		for _, rel := range found {
+			out = append(out, h.hold(rel)...)
+		}
+		if h.dir != "" { // left empty when all of a new repository landed
+			os.Remove(view + "/" + h.dir)
+			os.Remove(view + "/" + HeldDir)
+		}
+	}
+	return out
+}
+
+// Close releases what Start holds.
+func (s *Session) Close() {
+	if s == nil {
+		return
+	}
+	for _, r := range s.roots {
+		if r.clone >= 0 {
+			unix.Close(r.clone)
+		}
+	}
+	for _, st := range s.stages {
+		unix.Close(st.host)
+	}
+	if s.tmpfs >= 0 {
+		unix.Close(s.tmpfs)
+	}
+	s.roots, s.stages, s.tmpfs = nil, nil, -1
+}
+
+// holder moves entries of one writable root into its HeldDir.
+type holder struct {
+	root, view, stamp string
+	roots             []string
+	dir               string // made on first use
+}
+
+// hold deals with rel, a protected entry that is new or replaced: a .git
+// file made by `git worktree add` for a worktree of a staged repository
+// stays; a new git directory is held and merged into a fresh one; anything
+// else is held.
+func (h *holder) hold(rel string) []string {
+	src := h.view + "/" + rel
+	shown := path.Join(h.root, rel)
+	var st unix.Stat_t
+	if unix.Lstat(src, &st) != nil {
+		return nil
+	}
+	isGit := path.Base(rel) == GitDir
+	if isGit && st.Mode&unix.S_IFMT == unix.S_IFREG && h.linkedWorktree(src, shown) {
+		return nil
+	}
+	held, err := h.move(rel)
+	if err != nil {
+		os.RemoveAll(src)
+		return []string{fmt.Sprintf("%s: removed, it is new or replaced (%v)", shown, err)}
+	}
+	out := []string{fmt.Sprintf("%s: new or replaced, moved to %s", shown, held)}
+	if isGit && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := os.Mkdir(src, 0o755); err != nil {
+			return append(out, fmt.Sprintf("%s: not recreated (%v)", shown, err))
+		}
+		heldView := h.view + strings.TrimPrefix(held, h.root)
+		merged := Merge(heldView, src, shown, h.roots)
+		if len(merged) == 0 {
+			os.RemoveAll(heldView) // all of it landed
+			return nil
+		}
+		out = []string{fmt.Sprintf("%s: new repository, kept what is allowed; the original is in %s", shown, held)}
+		out = append(out, merged...)
+	}
+	return out
+}
+
+// linkedWorktree reports whether the .git file at src names a worktree of
+// a repository in a writable root whose gitdir names this file back.
+func (h *holder) linkedWorktree(src, shown string) bool {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return false
+	}
+	t, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok || !filepath.IsAbs(t) || path.Clean(t) != t || path.Base(path.Dir(t)) != "worktrees" {
+		return false
+	}
+	if !inRoots(t, h.roots) {
+		return false
+	}
+	back, err := os.ReadFile(path.Join(t, "gitdir"))
+	if err != nil || strings.TrimSpace(string(back)) != shown {
+		return false
+	}
+	fi, err := os.Lstat(path.Join(path.Dir(path.Dir(t)), "HEAD"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func (h *holder) move(rel string) (string, error) {
+	if h.dir == "" {
+		d := path.Join(HeldDir, h.stamp)
+		if err := os.MkdirAll(h.view+"/"+d, 0o700); err != nil {
+			return "", err
+		}
+		h.dir = d
+	}
+	name := "held-" + strings.ReplaceAll(strings.ReplaceAll(rel, "%", "%25"), "/", "%2F")
+	dst := path.Join(h.dir, name)
+	if err := os.Rename(h.view+"/"+rel, h.view+"/"+dst); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) && errors.Is(le.Err, syscall.EXDEV) {
+			return "", errors.New("on another filesystem")
+		}
+		return "", err
+	}
+	return path.Join(h.root, dst), nil
+}
+
+var _ fs.FileInfo // keep io/fs for callers of Merge

@@ -1,0 +1,340 @@
+package guard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Merge applies what upper, an overlayfs upper directory over the git
+// directory host (or a git directory created from nothing, over an empty
+// one), changed, through the allowlist: objects, refs, logs, the index,
+// HEAD and the other state files, the state of a merge, rebase, cherry-pick
+// or revert in progress, the same for linked worktrees (whose gitdir must
+// name a .git inside one of roots) and submodules, and config when every
+// key that changed is allowed. Each file is written to a temporary name and
+// renamed into place. Everything else is left out and returned, one line
+// each, named after report (the git directory's path as the command saw
+// it).
+//
+// Preconditions: nothing else writes to upper meanwhile.
+func Merge(upper, host, report string, roots []string) []string {
+	u, err := os.OpenRoot(upper)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
+	}
+	defer u.Close()
+	h, err := os.OpenRoot(host)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
+	}
+	defer h.Close()
+	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots}
+	m.dir(".", false)
+	return m.dropped
+}
+
+type merger struct {
+	u, h    *os.Root
+	upper   string
+	report  string
+	roots   []string
+	dropped []string
+}
+
+func (m *merger) drop(rel, why string) {
+	if m.template(rel) {
+		return // git init's templates: never run
+	}
+	m.dropped = append(m.dropped, fmt.Sprintf("%s: %s", path.Join(m.report, rel), why))
+}
+
+// template reports whether rel is what git init copies from its templates
+// and runs nothing from: sample hooks, the hooks directory holding only
+// those, and the empty branches directory.
+func (m *merger) template(rel string) bool {
+	base := path.Base(rel)
+	if path.Base(path.Dir(rel)) == "hooks" && strings.HasSuffix(base, ".sample") {
+		return true
+	}
+	if base != "hooks" && base != "branches" {
+		return false
+	}
+	f, err := m.u.Open(rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	return err == nil && !slices.ContainsFunc(ents, func(e fs.DirEntry) bool {
+		return base == "branches" || !strings.HasSuffix(e.Name(), ".sample") || !e.Type().IsRegular()
+	})
+}
+
+// order puts objects first and the files that name them last, so that the
+// host never sees a ref to an object it lacks.
+func order(name string) int {
+	switch name {
+	case "objects":
+		return 0
+	case "HEAD", "index", "packed-refs":
+		return 2
+	}
+	return 1
+}
+
+func (m *merger) dir(rel string, opaque bool) {
+	f, err := m.u.Open(rel)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int {
+		if d := order(a.Name()) - order(b.Name()); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name(), b.Name())
+	})
+	if opaque {
+		m.removeOthers(rel, ents)
+	}
+	for _, e := range ents {
+		p := e.Name()
+		if rel != "." {
+			p = rel + "/" + p
+		}
+		m.entry(p)
+	}
+}
+
+// removeOthers removes from the host what an opaque directory (removed
+// and made again inside) no longer has.
+func (m *merger) removeOthers(rel string, keep []fs.DirEntry) {
+	f, err := m.h.Open(rel)
+	if err != nil {
+		return
+	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	for _, e := range ents {
+		if slices.ContainsFunc(keep, func(k fs.DirEntry) bool { return k.Name() == e.Name() }) {
+			continue
+		}
+		m.remove(path.Join(rel, e.Name()))
+	}
+}
+
+func (m *merger) allowed(rel string, isDir bool) bool {
+	if isDir {
+		return dirAllowed(rel)
+	}
+	return classify(rel) != dropped
+}
+
+func (m *merger) remove(rel string) {
+	fi, err := m.h.Lstat(rel)
+	if err != nil {
+		return
+	}
+	if !m.allowed(rel, fi.IsDir()) || rel == "config" {
+		m.drop(rel, "removal")
+		return
+	}
+	if err := m.h.RemoveAll(rel); err != nil {
+		m.drop(rel, "removal: "+err.Error())
+	}
+}
+
+func (m *merger) entry(rel string) {
+	fi, err := m.u.Lstat(rel)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	switch {
+	case isWhiteout(fi):
+		m.remove(rel)
+	case fi.IsDir():
+		if !dirAllowed(rel) {
+			m.drop(rel, "not an allowed directory")
+			return
+		}
+		if bad := m.badTodo(rel); bad != "" {
+			m.drop(rel, bad)
+			return
+		}
+		if hf, err := m.h.Lstat(rel); err == nil && !hf.IsDir() {
+			m.h.RemoveAll(rel)
+		}
+		if err := m.h.Mkdir(rel, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			m.drop(rel, err.Error())
+			return
+		}
+		m.dir(rel, opaqueDir(filepath.Join(m.upper, rel)))
+	case fi.Mode().IsRegular():
+		m.file(rel, fi)
+	default:
+		m.drop(rel, "not a regular file or directory")
+	}
+}
+
+// badTodo says why a sequencer directory must not land: a todo list that
+// `git rebase --continue` on the host would run an exec line from.
+func (m *merger) badTodo(rel string) string {
+	var files []string
+	switch path.Base(rel) {
+	case "rebase-merge":
+		files = []string{"git-rebase-todo", "git-rebase-todo.backup"}
+	case "sequencer":
+		files = []string{"todo"}
+	}
+	for _, f := range files {
+		if b, err := m.u.ReadFile(rel + "/" + f); err == nil && hasExec(b) {
+			return "its todo list runs commands (exec)"
+		}
+	}
+	return ""
+}
+
+func (m *merger) file(rel string, fi fs.FileInfo) {
+	switch classify(rel) {
+	case plain, todo:
+		m.copy(rel, fi)
+	case config:
+		m.config(rel, fi)
+	case wtCommondir:
+		b, err := m.u.ReadFile(rel)
+		if err != nil || strings.TrimSpace(string(b)) != "../.." {
+			m.drop(rel, "does not name this repository")
+			return
+		}
+		m.copy(rel, fi)
+	case wtGitdir:
+		b, err := m.u.ReadFile(rel)
+		p := strings.TrimSpace(string(b))
+		if err != nil || !filepath.IsAbs(p) || path.Base(p) != GitDir || path.Clean(p) != p ||
+			!slices.ContainsFunc(m.roots, func(r string) bool { return within(p, r) }) {
+			m.drop(rel, "does not name a .git inside a writable path")
+			return
+		}
+		m.copy(rel, fi)
+	default:
+		m.drop(rel, "not an allowed file")
+	}
+}
+
+func (m *merger) config(rel string, fi fs.FileInfo) {
+	nb, err := m.u.ReadFile(rel)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	ob, err := m.h.ReadFile(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		m.drop(rel, err.Error())
+		return
+	}
+	if bytes.Equal(nb, ob) {
+		return
+	}
+	ne, err := ParseConfig(nb)
+	if err != nil {
+		m.drop(rel, "cannot be checked: "+err.Error())
+		return
+	}
+	oe, err := ParseConfig(ob)
+	if err != nil {
+		m.drop(rel, "the host's config cannot be compared: "+err.Error())
+		return
+	}
+	var bad []string
+	for _, k := range configChanges(oe, ne) {
+		for _, e := range ne {
+			if e.Key != k {
+				continue
+			}
+			if ok, why := AllowedConfig(k, e.Value); !ok {
+				bad = append(bad, fmt.Sprintf("%s (%s)", k, why))
+				break
+			}
+		}
+		if !slices.ContainsFunc(ne, func(e ConfigEntry) bool { return e.Key == k }) {
+			if ok, _ := AllowedConfig(k, ""); !ok {
+				bad = append(bad, k+" (removed)")
+			}
+		}
+	}
+	if len(bad) > 0 {
+		m.drop(rel, "changes keys that are not allowed: "+strings.Join(slices.Compact(bad), ", "))
+		return
+	}
+	m.copy(rel, fi)
+}
+
+// copy writes the upper's file to the host under a temporary name and
+// renames it into place.
+func (m *merger) copy(rel string, fi fs.FileInfo) {
+	src, err := m.u.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	defer src.Close()
+	tmp := path.Join(path.Dir(rel), ".corral-merge-"+path.Base(rel))
+	m.h.Remove(tmp)
+	dst, err := m.h.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm()&0o666)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if hf, lerr := m.h.Lstat(rel); lerr == nil && hf.IsDir() {
+			m.h.RemoveAll(rel)
+		}
+		err = m.h.Rename(tmp, rel)
+	}
+	if err != nil {
+		m.h.Remove(tmp)
+		m.drop(rel, err.Error())
+	}
+}
+
+// isWhiteout reports whether fi is overlayfs's mark of a removed file: a
+// character device 0/0.
+func isWhiteout(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode()&fs.ModeCharDevice != 0 && st.Rdev == 0
+}
+
+// opaqueDir reports whether overlayfs marked a directory as replacing the
+// lower one's contents.
+func opaqueDir(p string) bool {
+	var b [1]byte
+	n, err := unix.Lgetxattr(p, "user.overlay.opaque", b[:])
+	return err == nil && n == 1 && b[0] == 'y'
+}
+
+// within reports whether p is base or lies beneath it.
+func within(p, base string) bool {
+	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
+}

@@ -1,0 +1,97 @@
+// Package guard keeps what a sandboxed command writes inside a writable root
+// from changing what git, editors, agents and shells on the host run later.
+//
+// The protected entries are listed once, in [List]. At command start, each
+// writable root is walked: every repository's git directory is staged on an
+// overlay whose upper layer the host cannot see, and every other protected
+// entry that exists is bound read-only. When the command has exited and
+// everything it started is gone, the staged changes are merged back into
+// the host's git directory through an allowlist ([Merge]), and protected
+// entries that are new or were replaced meanwhile are moved into a held
+// directory (HeldDir) in their writable root. Whatever is not merged is
+// reported as dropped.
+package guard
+
+import "slices"
+
+// Entry is one protected name, relative to a writable root.
+type Entry struct {
+	// Name is a directory (protected as a whole) or a file.
+	Name string
+	// Anywhere says the name is protected at every depth of a writable
+	// root (a nested repository, a subfolder an editor opens), not only
+	// at its top.
+	Anywhere bool
+	// What says which program runs code from it.
+	What string
+}
+
+// GitDir is the name of a repository's git directory; it is staged rather
+// than made read-only.
+const GitDir = ".git"
+
+// HeldDir is where, in each writable root, protected entries created or
+// replaced by a command are moved to when it exits.
+const HeldDir = ".corral-held"
+
+var list = []Entry{
+	{GitDir, true, "git: hooks, config (fsmonitor, pager, aliases, filters...), commondir"},
+	{".gitmodules", true, "git: submodule URLs and update commands"},
+	{".vscode", true, "VS Code: folder-open tasks, settings, launch configurations"},
+	{".idea", true, "JetBrains IDEs: run configurations, startup tasks"},
+	{".claude", true, "Claude Code: settings with hooks, commands, agents"},
+	{".mcp.json", true, "agents: MCP server commands"},
+	{".codex", true, "Codex: configuration and MCP servers"},
+	{".cursor", true, "Cursor: rules and MCP servers"},
+	{".gemini", true, "Gemini CLI: settings and MCP servers"},
+	{".envrc", true, "direnv: run on entering the directory"},
+	{".bashrc", false, "bash"},
+	{".bash_profile", false, "bash login"},
+	{".bash_login", false, "bash login"},
+	{".bash_logout", false, "bash logout"},
+	{".bash_aliases", false, "bash (sourced by Debian's .bashrc)"},
+	{".profile", false, "sh login"},
+	{".zshrc", false, "zsh"},
+	{".zshenv", false, "zsh"},
+	{".zprofile", false, "zsh login"},
+	{".zlogin", false, "zsh login"},
+	{".zlogout", false, "zsh logout"},
+	{".config/fish", false, "fish"},
+	{".gitconfig", false, "git: global config"},
+	{".config/git", false, "git: global config and attributes"},
+	{".ssh", false, "ssh: config (ProxyCommand), authorized_keys, rc"},
+	{".config/systemd", false, "systemd user units"},
+	{".config/autostart", false, "desktop session autostart"},
+	{".config/environment.d", false, "systemd user environment"},
+	{".local/bin", false, "on PATH"},
+	{".local/lib", false, "python user site-packages (usercustomize)"},
+	{".pam_environment", false, "login environment"},
+	{".xprofile", false, "X session"},
+	{".xsession", false, "X session"},
+	{".xsessionrc", false, "X session"},
+	{".xinitrc", false, "X session"},
+	{".inputrc", false, "readline: macros"},
+	{".npmrc", false, "npm: scripts' shell, registry"},
+	{".pythonstartup", false, "python interactive startup"},
+}
+
+// List returns the protected entries, in a fixed order.
+func List() []Entry { return slices.Clone(list) }
+
+// Names returns the names of List.
+func Names() []string {
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Lookup returns the entry named name.
+func Lookup(name string) (Entry, bool) {
+	i := slices.IndexFunc(list, func(e Entry) bool { return e.Name == name })
+	if i < 0 {
+		return Entry{}, false
+	}
+	return list[i], true
+}

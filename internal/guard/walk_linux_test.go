@@ -1,0 +1,45 @@
+package guard
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestWalkAtExitSeesWhatChanged walks a tree as at a command's start, with
+// every directory trusted at once (as if changed long before), changes it
+// right away, and walks it again as at exit: each new protected entry is
+// found, through directories whose listing was reused and ones re-read.
+func TestWalkAtExitSeesWhatChanged(t *testing.T) {
+	old := settled
+	settled = -time.Hour
+	t.Cleanup(func() { settled = old })
+	root := t.TempDir()
+	for _, d := range []string{"a/b/c", "x/y", "v/.vscode"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	names := Names()
+	start := &Session{names: names, dirs: map[string]dirState{}}
+	var before []string
+	start.walk(root, root, []string{root}, func(p string, _ *unix.Stat_t) { before = append(before, p) })
+	assert.Equal(t, []string{filepath.Join(root, "v/.vscode")}, before)
+	require.Contains(t, start.dirs, "/a/b", "listings are kept")
+
+	require.NoError(t, os.Mkdir(filepath.Join(root, "a/b/c/.claude"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "x/.mcp.json"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "a/new/.git"), 0o755))
+
+	exit := &Session{names: names, dirs: start.dirs, reuse: true}
+	var after []string
+	exit.walk(root, root, []string{root}, func(p string, _ *unix.Stat_t) { after = append(after, p) })
+	// v is unchanged: its .vscode, there at the start, is not visited again.
+	assert.ElementsMatch(t, []string{
+		filepath.Join(root, "a/b/c/.claude"),
+		filepath.Join(root, "x/.mcp.json"), filepath.Join(root, "a/new/.git"),
+	}, after)
+}
