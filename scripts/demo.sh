@@ -19,6 +19,10 @@ show 'python3 -c "print(open(\"../secrets/api-key\").read())" 2>&1 | tail -1'
 show 'echo pwned >> ~/.bashrc'
 show 'kill -9 1; ps ax'
 show 'unshare -Ur id'
+show 'git init -q . && git config core.fsmonitor "echo pwned" && mkdir .vscode && echo {} > .vscode/tasks.json && echo planted'
+say "git -C $demo/workspace config core.fsmonitor; ls -A $demo/workspace   # on the host: nothing planted landed"
+git -C "$demo/workspace" config core.fsmonitor || echo "(no core.fsmonitor)"
+ls -A "$demo/workspace"
 show 'echo "real work" > notes.txt && ls -l notes.txt'
 say "cat $demo/workspace/notes.txt   # on the host, outside the sandbox"
 cat "$demo/workspace/notes.txt"
