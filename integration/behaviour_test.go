@@ -362,8 +362,7 @@ func initPids(t *testing.T, viaSpawner bool) []int {
 
 func TestSandboxesBuiltAhead(t *testing.T) {
 	w := newWorld(t)
-	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"sandboxes of earlier tests are gone")
+	waitExited(t, idleInitPids(t)...) // sandboxes of earlier tests, closed as they ended
 
 	cfg := w.config()
 	cfg.Ahead = 3
@@ -372,14 +371,17 @@ func TestSandboxesBuiltAhead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sb.Warm(context.Background()))
 	assert.Equal(t, 3, idleInits(t))
-	require.NoError(t, sb.Command(context.Background(), "true").Run())
-	require.NoError(t, sb.Warm(context.Background()))
+	c := sb.Command(context.Background(), "true")
+	require.NoError(t, c.Run())
 	// The init that ran the command reports before its namespaces (and the
 	// staged mounts in them) are torn down: it may linger a moment.
-	assert.Eventually(t, func() bool { return idleInits(t) == 3 }, 10*time.Second, 20*time.Millisecond,
-		"the one taken is replaced")
+	waitExited(t, c.Process.Pid)
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Equal(t, 3, idleInits(t), "the one taken is replaced")
+	idle := idleInitPids(t)
 	require.NoError(t, sb.Close())
-	assert.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond, "Close ends them")
+	waitExited(t, idle...)
+	assert.Equal(t, 0, idleInits(t), "Close ends them, and nothing replaces them")
 
 	cfg.Ahead = -1
 	sb = newSandbox(t, cfg)
@@ -404,19 +406,22 @@ func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
 	require.NoError(t, c.Run())
 	assert.Equal(t, built[0], c.Process.Pid, "the command ran in the sandbox built ahead")
 	require.NoError(t, sb.Warm(context.Background()))
-	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"nothing replaces it")
-	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
 	// The init that ran it may linger while its namespaces are torn down.
-	require.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond)
+	waitExited(t, c.Process.Pid)
+	assert.Empty(t, initPids(t, false), "nothing replaces it")
+	c = sb.Command(context.Background(), "true")
+	require.NoError(t, c.Run(), "builds one when asked")
+	waitExited(t, c.Process.Pid)
+	assert.Empty(t, initPids(t, false))
 
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, sb.Warm(context.Background()))
-	require.Len(t, initPids(t, false), 1)
+	built = initPids(t, false)
+	require.Len(t, built, 1)
 	require.NoError(t, sb.Close())
-	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"Close ends the one never taken")
+	waitExited(t, built...)
+	assert.Empty(t, initPids(t, false), "Close ends the one never taken")
 
 	cfg.Ahead = -1
 	sb = newSandbox(t, cfg)
@@ -426,8 +431,7 @@ func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
 
 func TestReadySandboxKilledWhileWaitingIsReplaced(t *testing.T) {
 	w := newWorld(t)
-	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"sandboxes of earlier tests are gone")
+	waitExited(t, idleInitPids(t)...) // sandboxes of earlier tests, closed as they ended
 	cfg := w.config()
 	cfg.Ahead = 1
 	sb := newSandbox(t, cfg)
