@@ -15,6 +15,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
@@ -22,7 +23,7 @@ import (
 // make test-unprivileged) as an ordinary user.
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	os.Exit(m.Run())
