@@ -1,6 +1,10 @@
 package integration
 
 import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +50,39 @@ func exitWithin(limit time.Duration, pids ...int) bool {
 		fds = left
 	}
 	return true
+}
+
+// doomed reports whether process pid has exited, is exiting, or has a
+// fatal signal pending, which the kernel records as SIGKILL pending the
+// moment a fatal signal is sent: what a kill that succeeded leaves, seen
+// without waiting for the process to die.
+func doomed(t *testing.T, pid int) bool {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // reaped
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	require.NoError(t, err)
+	const pfExiting = 0x4
+	if f[0] == "Z" || f[0] == "X" || flags&pfExiting != 0 {
+		return true
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		name, v, _ := strings.Cut(line, ":")
+		if name != "SigPnd" && name != "ShdPnd" {
+			continue
+		}
+		set, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		require.NoError(t, err)
+		if set&(1<<(unix.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
