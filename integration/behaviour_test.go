@@ -255,9 +255,14 @@ func TestManySandboxesInParallel(t *testing.T) {
 // command leaves while the command still runs.
 func TestInitReapsOrphans(t *testing.T) {
 	w := newWorld(t)
-	r := w.sandboxed(w.config(), `for i in 1 2 3; do (true &); done; sleep 0.3
+	// The orphans have exited once the pipe to cat closes. Nothing inside
+	// tells when their parent, the init, has reaped them: the script looks
+	// until no zombie is left, for ten seconds at most.
+	r := w.sandboxed(w.config(), `for i in 1 2 3; do (true &); done | cat
+		zombies() { for s in /proc/[0-9]*/stat; do cut -d' ' -f3 "$s"; done 2>/dev/null | grep -c Z; }
+		i=0; while [ "$(zombies)" != 0 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 		tr '\0' ' ' < /proc/1/cmdline; echo
-		for s in /proc/[0-9]*/stat; do cut -d' ' -f3 "$s"; done 2>/dev/null | grep -c Z`)
+		zombies`)
 	require.Equal(t, 1, r.code, "grep -c finds no zombie: %s", r)
 	assert.Contains(t, r.stdout, "__sandbox-init \n0\n")
 }
