@@ -3,10 +3,12 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,18 +174,23 @@ func TestSignalsReachTheCommand(t *testing.T) {
 	w := newWorld(t)
 	sb := newSandbox(t, w.config())
 	c := sb.Command(context.Background(), "sh", "-c", `trap 'echo got-term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
-	var out syncBuffer
-	c.Stdout = &out
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
 	require.NoError(t, c.Start())
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "ready") }, 10*time.Second, 10*time.Millisecond)
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line, "the trap is set")
 	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	rest, err := io.ReadAll(out)
+	require.NoError(t, err)
 	require.NoError(t, c.Wait())
-	assert.Contains(t, out.String(), "got-term")
+	assert.Equal(t, "got-term\n", string(rest))
 
 	c = sb.Command(context.Background(), "sleep", "60")
 	require.NoError(t, c.Start())
 	require.NoError(t, c.Process.Kill())
-	err := c.Wait()
+	err = c.Wait()
 	var ee *corral.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, "signal: killed", ee.String())
@@ -280,12 +287,15 @@ func TestSpecStaysOutOfArgvAndEnv(t *testing.T) {
 	cfg.Env = []string{"MARKER=" + marker}
 	sb := newSandbox(t, cfg)
 	c := sb.Command(context.Background(), "sh", "-c", `cat /proc/1/cmdline /proc/1/environ 2>/dev/null; echo "$MARKER" | wc -l; sleep 30`)
-	var out syncBuffer
-	c.Stdout = &out
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
 	require.NoError(t, c.Start())
 	defer c.Process.Kill()
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "1\n") }, 10*time.Second, 10*time.Millisecond)
-	assert.NotContains(t, out.String(), marker, "inside: the init's argv and environment")
+	// cat prints no newline of its own: the first is wc's, after it.
+	out, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(out, "1\n"), "%q", out)
+	assert.NotContains(t, out, marker, "inside: the init's argv and environment")
 
 	// From the host: the init is the command's Process.
 	for _, f := range []string{"cmdline", "environ"} {
