@@ -29,7 +29,11 @@ func newJail(t *testing.T, o Options) *Jail {
 	}
 	j, err := New(o)
 	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	t.Cleanup(func() {
+		// No refill outlives the test to reach the next one's spawner.
+		j.Ready(context.Background())
+		j.Close()
+	})
 	return j
 }
 
@@ -270,7 +274,14 @@ func TestSpawnerDiesMidRequest(t *testing.T) {
 	requireClone(t)
 	sp := sharedSpawner()
 	require.NoError(t, sp.err)
-	require.NoError(t, unix.Kill(sp.pid, unix.SIGSTOP))
+	spfd := handle(t, sp.pid)
+	// Whatever happens, the stopped spawner does not stay to hang the
+	// tests after this one: killed, it is replaced.
+	t.Cleanup(func() { unix.PidfdSendSignal(spfd, unix.SIGKILL, nil, 0) })
+	sp.mu.Lock()
+	before := sp.nextID
+	sp.mu.Unlock()
+	require.NoError(t, unix.PidfdSendSignal(spfd, unix.SIGSTOP, nil, 0))
 	type result struct {
 		c   *conn
 		pid int
@@ -286,9 +297,14 @@ func TestSpawnerDiesMidRequest(t *testing.T) {
 	require.Eventually(t, func() bool {
 		sp.mu.Lock()
 		defer sp.mu.Unlock()
-		return len(sp.pending) == 1
+		for id := range sp.pending {
+			if id > before {
+				return true
+			}
+		}
+		return false
 	}, time.Minute, time.Millisecond)
-	require.NoError(t, unix.Kill(sp.pid, unix.SIGKILL))
+	require.NoError(t, unix.PidfdSendSignal(spfd, unix.SIGKILL, nil, 0))
 	r := <-done
 	require.NoError(t, r.err, "the request is retried on a fresh spawner")
 	defer r.c.Close()
