@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin
 CORRAL   := $(BIN)/corral
 
-.PHONY: all build demo deps test test-root test-unprivileged test-nocgo test-userbuild vet cross bench clean
+.PHONY: all build demo deps test test-root test-unprivileged test-nocgo test-userbuild vet cross bench cover clean
 
 all: build
 
@@ -50,6 +50,20 @@ test-nocgo:
 
 test-userbuild:
 	@scripts/userbuild.sh
+
+# Coverage of each package by the whole suite, the re-executed sandbox
+# processes (spawner, init) included: each test binary's coverage
+# directory is kept (-work under COVERDIR) and merged. The profile is left
+# in $(COVERDIR)/cover.out for `go tool cover -html`.
+COVERDIR ?= $(or $(TMPDIR),/tmp)/corral-cover
+cover:
+	rm -rf $(COVERDIR) && mkdir -p $(COVERDIR)/work
+	GOTMPDIR=$(COVERDIR)/work $(GO) test -work -count=1 -cover -coverpkg=./... ./...
+	@dirs=$$(find $(COVERDIR)/work -type d -name gocoverdir | paste -sd, -); \
+	$(GO) tool covdata textfmt -i=$$dirs -o $(COVERDIR)/cover.out && \
+	echo "coverage by the whole suite, re-executed children included:" && \
+	$(GO) tool covdata percent -i=$$dirs
+	rm -rf $(COVERDIR)/work
 
 bench: build
 	@scripts/deps.sh test bench

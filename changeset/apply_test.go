@@ -162,7 +162,7 @@ func TestApplyConflicts(t *testing.T) {
 			f := newFixture(t, sampleLower)
 			f.write(t, "unrelated", "u\n")
 			tt.change(t, f)
-			time.Sleep(10 * time.Millisecond) // let ctime move on coarse clocks
+			afterTick(t, f.lower)
 			tt.host(t, f.lower)
 			before := readTree(t, f.lower)
 			res, err := f.cs.Apply(ApplyOptions{})

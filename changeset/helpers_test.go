@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -176,3 +177,28 @@ func quoteJSON(t testing.TB, s string) string {
 func setXattr(p, name, value string) error { return unix.Lsetxattr(p, name, []byte(value), 0) }
 
 func mkfifo(p string) error { return unix.Mkfifo(p, 0o644) }
+
+// afterTick returns once the clock that stamps files has moved past the
+// change time of path, so that a change made next gets a later timestamp
+// than anything recorded before. The kernel stamps files from a coarse
+// clock, a few milliseconds a tick, and nothing signals a tick: it creates
+// a probe file until the probe's stamp is later.
+func afterTick(t *testing.T, path string) {
+	t.Helper()
+	var ref unix.Stat_t
+	require.NoError(t, unix.Lstat(path, &ref))
+	probe := filepath.Join(t.TempDir(), "tick")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		os.Remove(probe)
+		require.NoError(t, os.WriteFile(probe, nil, 0o644))
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(probe, &st))
+		if st.Ctim.Nano() > ref.Ctim.Nano() {
+			return
+		}
+	}
+	t.Fatalf("the file clock did not move past the change time of %s", path)
+}
+
+// AfterTick is afterTick for the package's external tests.
+var AfterTick = afterTick

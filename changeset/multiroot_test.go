@@ -167,7 +167,7 @@ func TestApplyRootsConflict(t *testing.T) {
 	f := newFixtures(t, sampleLower, secondLower)
 	f[0].write(t, "a.txt", "changed\n")
 	f[1].write(t, "conf.toml", "x = 2\n")
-	time.Sleep(10 * time.Millisecond) // let ctime move on coarse clocks
+	afterTick(t, filepath.Join(f[1].lower, "conf.toml"))
 	appendFile(t, filepath.Join(f[1].lower, "conf.toml"), "y = 3\n")
 	before := []tree{readTree(t, f[0].lower), readTree(t, f[1].lower)}
 

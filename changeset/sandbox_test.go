@@ -15,6 +15,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
@@ -22,7 +23,7 @@ import (
 // make test-unprivileged) as an ordinary user.
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	os.Exit(m.Run())
@@ -154,7 +155,7 @@ func TestSandboxChangesetConflict(t *testing.T) {
 	ws := workspace(t)
 	dir := filepath.Join(t.TempDir(), "cs")
 	run(t, sandbox(t, corral.Config{Workspace: ws, Changeset: dir}), "echo sandbox >> a.txt; echo n > new")
-	time.Sleep(10 * time.Millisecond)
+	changeset.AfterTick(t, filepath.Join(ws, "a.txt"))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("host\n"), 0o644))
 	before := snapshot(t, ws)
 
@@ -308,8 +309,13 @@ func TestSandboxOverlayOnlyWhileRunning(t *testing.T) {
 	w.Close()
 	require.NoError(t, first.Wait())
 
-	run(t, sb, "true")
-	time.Sleep(200 * time.Millisecond) // time for a sandbox to be built ahead, if one were
+	second := sb.Command(context.Background(), "true")
+	require.NoError(t, second.Run())
+	require.NoError(t, sb.Warm(context.Background()), "a sandbox built ahead, if one were, is built by now")
+	// The inits that ran them may linger while their namespaces are torn
+	// down.
+	waitExited(t, first.Process.Pid)
+	waitExited(t, second.Process.Pid)
 	assert.Zero(t, overlayMounts(t, token))
 }
 
@@ -394,7 +400,7 @@ func TestSandboxChangesetRoots(t *testing.T) {
 	require.NoError(t, cs.Export(&archive))
 
 	// A conflict in the second root keeps the first root's changes out too.
-	time.Sleep(10 * time.Millisecond)
+	changeset.AfterTick(t, filepath.Join(extra, "conf.toml"))
 	require.NoError(t, os.WriteFile(filepath.Join(extra, "conf.toml"), []byte("x = 9\n"), 0o644))
 	hostEdited := []map[string]string{snapshot(t, ws), snapshot(t, extra)}
 	_, err = cs.Apply(changeset.ApplyOptions{})

@@ -3,10 +3,12 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,18 +174,23 @@ func TestSignalsReachTheCommand(t *testing.T) {
 	w := newWorld(t)
 	sb := newSandbox(t, w.config())
 	c := sb.Command(context.Background(), "sh", "-c", `trap 'echo got-term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
-	var out syncBuffer
-	c.Stdout = &out
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
 	require.NoError(t, c.Start())
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "ready") }, 10*time.Second, 10*time.Millisecond)
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line, "the trap is set")
 	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	rest, err := io.ReadAll(out)
+	require.NoError(t, err)
 	require.NoError(t, c.Wait())
-	assert.Contains(t, out.String(), "got-term")
+	assert.Equal(t, "got-term\n", string(rest))
 
 	c = sb.Command(context.Background(), "sleep", "60")
 	require.NoError(t, c.Start())
 	require.NoError(t, c.Process.Kill())
-	err := c.Wait()
+	err = c.Wait()
 	var ee *corral.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, "signal: killed", ee.String())
@@ -255,9 +262,14 @@ func TestManySandboxesInParallel(t *testing.T) {
 // command leaves while the command still runs.
 func TestInitReapsOrphans(t *testing.T) {
 	w := newWorld(t)
-	r := w.sandboxed(w.config(), `for i in 1 2 3; do (true &); done; sleep 0.3
+	// The orphans have exited once the pipe to cat closes. Nothing inside
+	// tells when their parent, the init, has reaped them: the script looks
+	// until no zombie is left, for ten seconds at most.
+	r := w.sandboxed(w.config(), `for i in 1 2 3; do (true &); done | cat
+		zombies() { for s in /proc/[0-9]*/stat; do cut -d' ' -f3 "$s"; done 2>/dev/null | grep -c Z; }
+		i=0; while [ "$(zombies)" != 0 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 		tr '\0' ' ' < /proc/1/cmdline; echo
-		for s in /proc/[0-9]*/stat; do cut -d' ' -f3 "$s"; done 2>/dev/null | grep -c Z`)
+		zombies`)
 	require.Equal(t, 1, r.code, "grep -c finds no zombie: %s", r)
 	assert.Contains(t, r.stdout, "__sandbox-init \n0\n")
 }
@@ -275,12 +287,15 @@ func TestSpecStaysOutOfArgvAndEnv(t *testing.T) {
 	cfg.Env = []string{"MARKER=" + marker}
 	sb := newSandbox(t, cfg)
 	c := sb.Command(context.Background(), "sh", "-c", `cat /proc/1/cmdline /proc/1/environ 2>/dev/null; echo "$MARKER" | wc -l; sleep 30`)
-	var out syncBuffer
-	c.Stdout = &out
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
 	require.NoError(t, c.Start())
 	defer c.Process.Kill()
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "1\n") }, 10*time.Second, 10*time.Millisecond)
-	assert.NotContains(t, out.String(), marker, "inside: the init's argv and environment")
+	// cat prints no newline of its own: the first is wc's, after it.
+	out, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(out, "1\n"), "%q", out)
+	assert.NotContains(t, out, marker, "inside: the init's argv and environment")
 
 	// From the host: the init is the command's Process.
 	for _, f := range []string{"cmdline", "environ"} {
@@ -362,8 +377,7 @@ func initPids(t *testing.T, viaSpawner bool) []int {
 
 func TestSandboxesBuiltAhead(t *testing.T) {
 	w := newWorld(t)
-	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"sandboxes of earlier tests are gone")
+	waitExited(t, idleInitPids(t)...) // sandboxes of earlier tests, closed as they ended
 
 	cfg := w.config()
 	cfg.Ahead = 3
@@ -372,14 +386,17 @@ func TestSandboxesBuiltAhead(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sb.Warm(context.Background()))
 	assert.Equal(t, 3, idleInits(t))
-	require.NoError(t, sb.Command(context.Background(), "true").Run())
-	require.NoError(t, sb.Warm(context.Background()))
+	c := sb.Command(context.Background(), "true")
+	require.NoError(t, c.Run())
 	// The init that ran the command reports before its namespaces (and the
 	// staged mounts in them) are torn down: it may linger a moment.
-	assert.Eventually(t, func() bool { return idleInits(t) == 3 }, 10*time.Second, 20*time.Millisecond,
-		"the one taken is replaced")
+	waitExited(t, c.Process.Pid)
+	require.NoError(t, sb.Warm(context.Background()))
+	assert.Equal(t, 3, idleInits(t), "the one taken is replaced")
+	idle := idleInitPids(t)
 	require.NoError(t, sb.Close())
-	assert.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond, "Close ends them")
+	waitExited(t, idle...)
+	assert.Equal(t, 0, idleInits(t), "Close ends them, and nothing replaces them")
 
 	cfg.Ahead = -1
 	sb = newSandbox(t, cfg)
@@ -404,19 +421,22 @@ func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
 	require.NoError(t, c.Run())
 	assert.Equal(t, built[0], c.Process.Pid, "the command ran in the sandbox built ahead")
 	require.NoError(t, sb.Warm(context.Background()))
-	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"nothing replaces it")
-	require.NoError(t, sb.Command(context.Background(), "true").Run(), "builds one when asked")
 	// The init that ran it may linger while its namespaces are torn down.
-	require.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond)
+	waitExited(t, c.Process.Pid)
+	assert.Empty(t, initPids(t, false), "nothing replaces it")
+	c = sb.Command(context.Background(), "true")
+	require.NoError(t, c.Run(), "builds one when asked")
+	waitExited(t, c.Process.Pid)
+	assert.Empty(t, initPids(t, false))
 
 	sb, err := corral.New(cfg)
 	require.NoError(t, err)
 	require.NoError(t, sb.Warm(context.Background()))
-	require.Len(t, initPids(t, false), 1)
+	built = initPids(t, false)
+	require.Len(t, built, 1)
 	require.NoError(t, sb.Close())
-	assert.Eventually(t, func() bool { return len(initPids(t, false)) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"Close ends the one never taken")
+	waitExited(t, built...)
+	assert.Empty(t, initPids(t, false), "Close ends the one never taken")
 
 	cfg.Ahead = -1
 	sb = newSandbox(t, cfg)
@@ -426,8 +446,7 @@ func TestDirectSpawnBuildsOnlyTheFirstAhead(t *testing.T) {
 
 func TestReadySandboxKilledWhileWaitingIsReplaced(t *testing.T) {
 	w := newWorld(t)
-	require.Eventually(t, func() bool { return idleInits(t) == 0 }, 10*time.Second, 20*time.Millisecond,
-		"sandboxes of earlier tests are gone")
+	waitExited(t, idleInitPids(t)...) // sandboxes of earlier tests, closed as they ended
 	cfg := w.config()
 	cfg.Ahead = 1
 	sb := newSandbox(t, cfg)

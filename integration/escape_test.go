@@ -244,7 +244,7 @@ func TestPlantingPathsCreatedByAnEarlierCommand(t *testing.T) {
 
 	boxed := newWorld(t)
 	sb := newSandbox(t, boxed.config())
-	time.Sleep(300 * time.Millisecond) // let the sandbox build its ready sandboxes, before .git exists
+	require.NoError(t, sb.Warm(context.Background())) // its ready sandboxes are built before .git exists
 	run := func(s string) {
 		c := sb.Command(context.Background(), "sh", "-c", s)
 		c.Env = boxed.env()

@@ -125,8 +125,8 @@ func TestLayersTerminalInjection(t *testing.T) {
 }
 
 // layUnixListener listens on a socket file in a new directory and on an
-// abstract name, the way host daemons do, and counts the connections it
-// accepts. The directory sits right under /tmp: a socket's path must fit in
+// abstract name, the way host daemons do, and counts the connections made
+// to them. The directory sits right under /tmp: a socket's path must fit in
 // 108 bytes.
 func layUnixListener(t *testing.T) (dir, path, abstract string, accepted func() int) {
 	dir, err := os.MkdirTemp("/tmp", "corral-sock-")
@@ -134,30 +134,35 @@ func layUnixListener(t *testing.T) (dir, path, abstract string, accepted func() 
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path = filepath.Join(dir, "daemon.sock")
 	abstract = "corral-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	var n int
-	var mu = make(chan struct{}, 1)
-	mu <- struct{}{}
+	var listeners []syscall.RawConn
 	for _, addr := range []string{path, "@" + abstract} {
-		l, err := net.Listen("unix", addr)
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				<-mu
-				n++
-				mu <- struct{}{}
-				c.Close()
-			}
-		}()
+		rc, err := l.SyscallConn()
+		require.NoError(t, err)
+		listeners = append(listeners, rc)
 	}
+	var n int
 	return dir, path, abstract, func() int {
-		time.Sleep(50 * time.Millisecond) // let accepts land
-		<-mu
-		defer func() { mu <- struct{}{} }()
+		// A unix connect returns once its connection is queued on the
+		// listener: taking every queued one, without waiting for more,
+		// counts each connect made so far.
+		for _, rc := range listeners {
+			require.NoError(t, rc.Control(func(fd uintptr) {
+				for {
+					c, _, err := unix.Accept4(int(fd), unix.SOCK_CLOEXEC)
+					if err == unix.EINTR {
+						continue
+					}
+					if err != nil {
+						return // EAGAIN: the listener is non-blocking and its queue empty
+					}
+					unix.Close(c)
+					n++
+				}
+			}))
+		}
 		return n
 	}
 }
@@ -203,15 +208,14 @@ func TestLayersSignalHostProcess(t *testing.T) {
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		return c
 	}
-	alive := func(c *exec.Cmd) bool {
-		time.Sleep(50 * time.Millisecond)
-		var ws unix.WaitStatus
-		pid, _ := unix.Wait4(c.Process.Pid, &ws, unix.WNOHANG, nil)
-		return pid == 0
-	}
+	// The probe's kill has returned by the time the test looks: a SIGTERM
+	// it delivered to sleep is fatal, and the kernel marks the process
+	// with SIGKILL pending, exiting, or exited, at once.
+	alive := func(c *exec.Cmd) bool { return !doomed(t, c.Process.Pid) }
 	control := start()
 	require.Equal(t, "ok", s.outsideRun(t, nil, "kill", strconv.Itoa(control.Process.Pid)).get("kill"))
 	require.False(t, alive(control), "the control run kills the host process")
+	require.True(t, exitWithin(time.Minute, control.Process.Pid))
 	for _, rung := range layRungs {
 		t.Run(string(rung), func(t *testing.T) {
 			victim := start()
@@ -394,15 +398,9 @@ func layMarked(mark string) []int {
 	return pids
 }
 
-func layGone(mark string) bool {
-	for i := 0; i < 100; i++ {
-		if len(layMarked(mark)) == 0 {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
-}
+// layGone reports whether every process marked with mark exits, waiting
+// on their pidfds.
+func layGone(mark string) bool { return exitWithin(10*time.Second, layMarked(mark)...) }
 
 func TestLayersLandlockRungLeavesNothingBehind(t *testing.T) {
 	s := newLayScene(t)

@@ -50,16 +50,9 @@ func killAll(pids []int) {
 	}
 }
 
-// gone waits up to d for every `sleep mark` to disappear.
+// gone reports whether every `sleep mark` running now exits within d.
 func gone(mark string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if len(findSleeps(mark)) == 0 {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return exitWithin(d, findSleeps(mark)...)
 }
 
 const orphanScript = `setsid sleep %[1]s >/dev/null 2>&1 & (sleep %[1]s >/dev/null 2>&1 &); nohup sleep %[1]s >/dev/null 2>&1 & echo spawned`
@@ -139,7 +132,7 @@ func TestCancelKillsTheWholeSandbox(t *testing.T) {
 	require.Eventually(t, func() bool { return len(findSleeps(mark)) == 2 }, 5*time.Second, 10*time.Millisecond)
 	cancel()
 	bare.Wait()
-	time.Sleep(100 * time.Millisecond)
+	// Both sleeps ran before the cancel, which kills sh alone.
 	leftover := findSleeps(mark)
 	killAll(leftover)
 	require.NotEmpty(t, leftover, "without the sandbox, cancelling leaves what the command started running")

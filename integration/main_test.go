@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/childcover"
 )
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	if role := os.Getenv(roleEnv); role != "" {

@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/reexec"
 )
 
 func TestMain(m *testing.M) {
-	Register()
-	if reexec.Dispatch() {
+	if childcover.Init(func() bool { Register(); return reexec.Dispatch() }) {
 		return
 	}
 	os.Exit(m.Run())

@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	// Example runs a sandbox and cannot skip itself: leave it out, saying

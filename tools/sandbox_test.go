@@ -285,9 +285,10 @@ func TestToolsBinFirstOnPath(t *testing.T) {
 
 func TestShellTimeoutKillsTheSandbox(t *testing.T) {
 	in := newInstance(t, corral.ModeEnabled)
+	exited := heldFIFO(t, in.ws)
 	start := time.Now()
 	out, err := in.shell.Run(context.Background(), ShellArgs{
-		Command:        "echo started; (sleep 2; echo late > late.txt) & sleep 60",
+		Command:        "exec 3>held; echo started; (sleep 2; echo late > late.txt) & sleep 60",
 		TimeoutSeconds: 1,
 	})
 	require.NoError(t, err)
@@ -296,7 +297,7 @@ func TestShellTimeoutKillsTheSandbox(t *testing.T) {
 	assert.Equal(t, -1, out.ExitCode)
 	assert.Equal(t, "started\n", out.Stdout, "output before the timeout is kept")
 	assert.Contains(t, out.Format(), "Timed out after 1s")
-	time.Sleep(3 * time.Second)
+	exited() // every process of the command, the background one included
 	assert.NoFileExists(t, filepath.Join(in.ws, "late.txt"), "a background process outlived the timeout")
 }
 

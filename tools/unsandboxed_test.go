@@ -23,13 +23,14 @@ func TestUnsandboxedShell(t *testing.T) {
 
 func TestUnsandboxedExecTimeoutKillsChildren(t *testing.T) {
 	dir := t.TempDir()
+	exited := heldFIFO(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := UnsandboxedExec(ctx, "sh", []string{"-c", "(sleep 2; touch late) & sleep 60"}, dir)
+	_, err := UnsandboxedExec(ctx, "sh", []string{"-c", "exec 3>held; (sleep 2; touch late) & sleep 60"}, dir)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), unsandboxedWaitDelay)
-	time.Sleep(2500 * time.Millisecond)
+	exited() // every process of the group, the background one included
 	assert.NoFileExists(t, filepath.Join(dir, "late"), "the process group was not killed")
 }
 

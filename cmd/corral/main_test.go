@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/internal/testhook"
 )
 
@@ -18,7 +19,7 @@ const cliEnv = "CORRAL_TEST_CLI"
 const cliDisableEnv = "CORRAL_TEST_CLI_DISABLE"
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	if os.Getenv(cliEnv) != "" {

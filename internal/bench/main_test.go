@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/childcover"
 )
 
 func TestMain(m *testing.M) {
-	if corral.Init() {
+	if childcover.Init(corral.Init) {
 		return
 	}
 	os.Exit(m.Run())
