@@ -33,7 +33,7 @@ func (s *spec) openChangeset(c Config) error {
 		cs, err = changeset.Create(dir, roots...)
 	}
 	if err != nil {
-		return &SetupError{Layer: "overlay", Path: dir, Err: err}
+		return &SetupError{Layer: LayerOverlay, Path: dir, Err: err}
 	}
 	if err := checkChangesetRoots(cs, roots, c.Changeset); err != nil {
 		return err

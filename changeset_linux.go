@@ -25,7 +25,7 @@ func overlays(s *spec) []mounts.OverlayRoot {
 func (b *linuxBackend) startInChangeset(req *startRequest) (process, error) {
 	unlock, err := b.changeset.Lock()
 	if err != nil {
-		return nil, &SetupError{Layer: "overlay", Path: b.changeset.Dir(), Err: err}
+		return nil, &SetupError{Layer: LayerOverlay, Path: b.changeset.Dir(), Err: err}
 	}
 	p, err := b.startJail(req)
 	if err != nil {

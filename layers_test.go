@@ -13,13 +13,13 @@ import (
 )
 
 // fakeHost has every layer, Landlock at abi, minus the ones named.
-func fakeHost(abi int, missing ...string) *host {
+func fakeHost(abi int, missing ...Layer) *host {
 	h := &host{landlockABI: abi}
-	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
+	for _, n := range []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay, LayerLandlock, LayerSeccomp} {
 		l := LayerStatus{Name: n, Available: true}
 		for _, m := range missing {
 			if m == n {
-				l = LayerStatus{Name: n, Reason: "no " + n + " here"}
+				l = LayerStatus{Name: n, Reason: "no " + string(n) + " here"}
 			}
 		}
 		if n == LayerLandlock && abi == 0 {
@@ -40,19 +40,19 @@ func TestChooseRung(t *testing.T) {
 		landlock bool
 		scope    bool
 		seccomp  bool
-		without  []string
+		without  []Layer
 	}{
 		{"everything", fakeHost(7), needs{fallback: FallbackFail}, RungFull, true, true, true, nil},
 		{"old landlock is enough for full", fakeHost(3), needs{fallback: FallbackFail}, RungFull, true, false, true, nil},
-		{"no user namespaces", fakeHost(7, LayerUserNS), warn, RungLandlock, true, true, true, []string{LayerUserNS}},
-		{"no fresh proc", fakeHost(7, LayerProc), warn, RungLandlock, true, true, true, []string{LayerProc}},
+		{"no user namespaces", fakeHost(7, LayerUserNS), warn, RungLandlock, true, true, true, []Layer{LayerUserNS}},
+		{"no fresh proc", fakeHost(7, LayerProc), warn, RungLandlock, true, true, true, []Layer{LayerProc}},
 		{"no net namespace, host network", fakeHost(7, LayerNetNS), needs{fallback: FallbackFail}, RungFull, true, true, true, nil},
-		{"no net namespace, no network", fakeHost(7, LayerNetNS), needs{netNone: true, fallback: FallbackWarn}, RungLandlock, true, true, true, []string{LayerNetNS}},
-		{"no landlock, namespaces", fakeHost(0), warn, RungFull, false, false, true, []string{LayerLandlock}},
-		{"no seccomp", fakeHost(7, LayerSeccomp), warn, RungFull, true, true, false, []string{LayerSeccomp}},
-		{"landlock without scoping cannot stand alone", fakeHost(5, LayerUserNS), warn, RungNone, false, false, false, []string{LayerUserNS}},
-		{"nothing", fakeHost(0, LayerUserNS, LayerSeccomp), warn, RungNone, false, false, false, []string{LayerUserNS, LayerLandlock, LayerSeccomp}},
-		{"unix sockets on the host network want scoping", fakeHost(5), needs{unixSockets: true, fallback: FallbackWarn}, RungFull, true, false, true, []string{LayerLandlock}},
+		{"no net namespace, no network", fakeHost(7, LayerNetNS), needs{netNone: true, fallback: FallbackWarn}, RungLandlock, true, true, true, []Layer{LayerNetNS}},
+		{"no landlock, namespaces", fakeHost(0), warn, RungFull, false, false, true, []Layer{LayerLandlock}},
+		{"no seccomp", fakeHost(7, LayerSeccomp), warn, RungFull, true, true, false, []Layer{LayerSeccomp}},
+		{"landlock without scoping cannot stand alone", fakeHost(5, LayerUserNS), warn, RungNone, false, false, false, []Layer{LayerUserNS}},
+		{"nothing", fakeHost(0, LayerUserNS, LayerSeccomp), warn, RungNone, false, false, false, []Layer{LayerUserNS, LayerLandlock, LayerSeccomp}},
+		{"unix sockets on the host network want scoping", fakeHost(5), needs{unixSockets: true, fallback: FallbackWarn}, RungFull, true, false, true, []Layer{LayerLandlock}},
 		{"unix sockets without network do not", fakeHost(5), needs{unixSockets: true, netNone: true, fallback: FallbackFail}, RungFull, true, false, true, nil},
 	}
 	for _, c := range cases {
@@ -63,7 +63,7 @@ func TestChooseRung(t *testing.T) {
 			assert.Equal(t, c.landlock, p.landlock, "landlock")
 			assert.Equal(t, c.scope, p.scope, "scope")
 			assert.Equal(t, c.seccomp, p.seccomp, "seccomp")
-			var without []string
+			var without []Layer
 			for _, l := range p.without {
 				without = append(without, l.Name)
 			}
@@ -80,7 +80,7 @@ func TestChooseFailsClosed(t *testing.T) {
 		name  string
 		h     *host
 		n     needs
-		layer string
+		layer Layer
 		hint  string
 	}{
 		{"no user namespaces", fakeHost(7, LayerUserNS), needs{}, LayerUserNS, "would run on rung landlock"},

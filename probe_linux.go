@@ -55,7 +55,7 @@ func predictHost() (*host, bool) {
 		return nil, false
 	}
 	h := &host{landlockABI: landlock.ABI()}
-	for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
+	for _, n := range []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
 		h.layers = append(h.layers, LayerStatus{Name: n, Available: true, Detail: "predicted, not tried"})
 	}
 	h.layers = append(h.layers, landlockLayer(h.landlockABI), seccompLayer())
@@ -66,7 +66,7 @@ func namespaceLayers() []LayerStatus {
 	r, err := nsjail.Probe()
 	if err != nil {
 		out := []LayerStatus{}
-		for _, n := range []string{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
+		for _, n := range []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerKernelNS, LayerNetNS, LayerProc, LayerOverlay} {
 			out = append(out, LayerStatus{Name: n, Reason: err.Error()})
 		}
 		return out
@@ -94,7 +94,7 @@ func namespaceLayers() []LayerStatus {
 	}
 }
 
-func layerOf(name string, c nsjail.Check, prefix string) LayerStatus {
+func layerOf(name Layer, c nsjail.Check, prefix string) LayerStatus {
 	if c.OK {
 		return LayerStatus{Name: name, Available: true}
 	}

@@ -92,12 +92,12 @@ func (b *seatbeltBackend) probe() error {
 func (b *seatbeltBackend) prepare() (string, *seatbelt.Profile, error) {
 	dir, err := os.MkdirTemp("", "corral-")
 	if err != nil {
-		return "", nil, &SetupError{Layer: "tmpdir", Path: os.TempDir(), Err: err}
+		return "", nil, &SetupError{Layer: LayerTmp, Path: os.TempDir(), Err: err}
 	}
 	tmp, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, &SetupError{Layer: "tmpdir", Path: dir, Err: err}
+		return "", nil, &SetupError{Layer: LayerTmp, Path: dir, Err: err}
 	}
 	prof, err := seatbelt.Generate(b.input(tmp))
 	if err != nil {
@@ -173,7 +173,7 @@ func (b *seatbeltBackend) workdir(dir string) (string, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return "", &SetupError{Layer: "workdir", Path: dir, Err: err}
+		return "", &SetupError{Layer: LayerWorkdir, Path: dir, Err: err}
 	}
 	return dir, nil
 }

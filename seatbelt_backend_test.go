@@ -176,14 +176,14 @@ func TestSeatbeltStartErrors(t *testing.T) {
 	tests := []struct {
 		name, cmd, dir string
 		want           error
-		layer          string
+		layer          Layer
 	}{
 		{"missing", "no-such-command-xyz", "", ErrNotFound, ""},
 		{"not executable", "./noexec", "", ErrNotExecutable, ""},
 		{"directory", "/", "", ErrNotExecutable, ""},
 		{"hidden by path", filepath.Join(hiddenDir, "secret-tool"), "", ErrNotFound, ""},
 		{"hidden in PATH", "secret-tool", "", ErrNotFound, ""},
-		{"missing workdir", "true", "nope", nil, "workdir"},
+		{"missing workdir", "true", "nope", nil, LayerWorkdir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // prepareBare makes the init the reaper of every orphan the command leaves.
 func prepareBare() *failure {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return failureOf("bare", "", os.NewSyscallError("prctl(SET_CHILD_SUBREAPER)", err))
+		return failureOf(LayerInit, "", os.NewSyscallError("prctl(SET_CHILD_SUBREAPER)", err))
 	}
 	return nil
 }

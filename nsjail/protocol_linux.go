@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -84,16 +85,19 @@ type reply struct {
 
 // failure is an error that crossed the socket.
 type failure struct {
-	Layer string // "mount", "network", "exec", ...
+	Layer Layer
 	Path  string `json:",omitempty"`
 	Msg   string
 	Errno uintptr `json:",omitempty"`
+	// Code classifies the failure for the caller; Msg is for people only.
+	Code Code `json:",omitempty"`
 }
 
-// Error is a failure reported by the init: the layer that failed and the
-// path involved.
+// Error is a failure of a sandbox: the layer that failed and the path
+// involved. A failure with a [Code] wraps lookpath's matching error, for
+// errors.Is.
 type Error struct {
-	Layer string
+	Layer Layer
 	Path  string
 	Err   error
 }
@@ -108,7 +112,14 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (f *failure) err() error {
-	return &Error{Layer: f.Layer, Path: f.Path, Err: &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}}
+	var err error = &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}
+	switch f.Code {
+	case CodeNotFound:
+		err = lookpath.ErrNotFound
+	case CodeNotExecutable:
+		err = lookpath.ErrNotExecutable
+	}
+	return &Error{Layer: f.Layer, Path: f.Path, Err: err}
 }
 
 // remoteError is an error from the init: its text, and its errno for
@@ -127,7 +138,7 @@ func (e *remoteError) Unwrap() error {
 	return e.errno
 }
 
-func failureOf(layer, path string, err error) *failure {
+func failureOf(layer Layer, path string, err error) *failure {
 	f := &failure{Layer: layer, Path: path, Msg: err.Error()}
 	var me *mounts.Error
 	if errors.As(err, &me) {

@@ -92,31 +92,34 @@ func printHidden(w io.Writer, prefix string, hidden []string) {
 	}
 }
 
-// layer is one protection of the Linux backend, as profile lists it.
+// layer is one protection of the Linux backend, as profile lists it, under
+// its corral.Layer name.
 type layer struct {
-	name string
+	name corral.Layer
 	what string
 	when func(corral.Config) bool // nil: always
 }
 
 // linuxLayers are the Linux backend's layers, outermost first.
 var linuxLayers = []layer{
-	{name: "user namespace", what: "runs as the caller's uid, no capabilities on the host"},
-	{name: "mount namespace", what: "read-only host root, private /tmp, minimal /dev, the mounts below"},
-	{name: "pid namespace", what: "host processes invisible; everything ends with the command"},
-	{name: "net namespace", what: "loopback only, no route out (--net none)",
+	{name: corral.LayerUserNS, what: "runs as the caller's uid, no capabilities on the host"},
+	{name: corral.LayerMountNS, what: "read-only host root, private /tmp, minimal /dev, the mounts below"},
+	{name: corral.LayerPIDNS, what: "host processes invisible; everything ends with the command"},
+	{name: corral.LayerKernelNS, what: "no host System V IPC or POSIX message queues, own host name and cgroup view"},
+	{name: corral.LayerProc, what: "a fresh /proc for the sandbox's processes only"},
+	{name: corral.LayerNetNS, what: "loopback only, no route out (--net none)",
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
-	{name: "overlay", what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
+	{name: corral.LayerOverlay, what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
 		when: func(c corral.Config) bool { return c.Changeset != "" }},
-	{name: "landlock", what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
-	{name: "seccomp", what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
+	{name: corral.LayerLandlock, what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
+	{name: corral.LayerSeccomp, what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
 }
 
 func printLinux(w io.Writer, cfg corral.Config, hidden []string) {
 	fmt.Fprintln(w, "layers:")
 	for _, l := range linuxLayers {
 		if l.when == nil || l.when(cfg) {
-			fmt.Fprintf(w, "  %-16s %s\n", l.name, l.what)
+			fmt.Fprintf(w, "  %-18s %s\n", l.name, l.what)
 		}
 	}
 	plan := mounts.Build(mounts.Input{
