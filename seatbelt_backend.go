@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/corralhq/corral/internal/environ"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -142,7 +143,7 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 		Path: b.runner,
 		Args: append([]string{b.runner}, prof.Command(path, args...)...),
 		// The caller's TMPDIR lies outside the sandbox's writable paths.
-		Env:         setEnv(slices.Clone(req.Env), "TMPDIR="+tmp),
+		Env:         environ.Set(slices.Clone(req.Env), "TMPDIR="+tmp),
 		Dir:         dir,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}

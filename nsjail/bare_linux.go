@@ -140,15 +140,3 @@ func parseParent(stat string) (int, bool) {
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
 }
-
-// setEnv replaces or appends kv in env, leaving the caller's slice alone.
-func setEnv(env []string, kv string) []string {
-	name, _, _ := strings.Cut(kv, "=")
-	out := make([]string, 0, len(env)+1)
-	for _, old := range env {
-		if n, _, _ := strings.Cut(old, "="); n != name {
-			out = append(out, old)
-		}
-	}
-	return append(out, kv)
-}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/environ"
 	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
@@ -233,7 +234,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {
-		env = setEnv(env, "TMPDIR="+s.TmpDir)
+		env = environ.Set(env, "TMPDIR="+s.TmpDir)
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
 	// syscall rather than os: os.StartProcess first checks, once per
