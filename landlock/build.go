@@ -73,8 +73,8 @@ type FS interface {
 	ReadDir(dir string) ([]fs.DirEntry, error)
 }
 
-// OS is the real filesystem.
-var OS FS = osFS{}
+// OS returns the real filesystem.
+func OS() FS { return osFS{} }
 
 type osFS struct{}
 

@@ -22,6 +22,11 @@
 //
 // The host can undo a bind, by replacing or moving its path: a [Guard]
 // (Linux only) records the binds and puts back those the host undid.
+//
+// This package is an implementation part of corral, top-level so its
+// design can be read and tested on its own. It carries no compatibility
+// promise: its API changes with corral's needs. Programs use package
+// corral.
 package mounts
 
 import (
@@ -113,8 +118,8 @@ func (p *Plan) String() string {
 	return b.String()
 }
 
-// Devices are the device nodes bound into the sandbox's /dev.
-var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+// devices are the device nodes bound into the sandbox's /dev.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // Input is what a plan is built from. Every path must be absolute, clean and
 // free of symlinks (the caller canonicalizes them).

@@ -28,7 +28,7 @@ func TestFailureCodeCrossesTheSocket(t *testing.T) {
 		{"lookpath not executable", execFailure("x", lookpath.ErrNotExecutable), lookpath.ErrNotExecutable, lookpath.ErrNotFound},
 		{"execve ENOEXEC", execFailure("x", unix.ENOEXEC), lookpath.ErrNotExecutable, lookpath.ErrNotFound},
 		{"execve EISDIR", execFailure("x", unix.EISDIR), lookpath.ErrNotExecutable, lookpath.ErrNotFound},
-		{"code with any text", &failure{Layer: LayerExec, Msg: "something else entirely", Code: CodeNotFound}, lookpath.ErrNotFound, lookpath.ErrNotExecutable},
+		{"code with any text", &failure{Layer: LayerExec, Msg: "something else entirely", Code: codeNotFound}, lookpath.ErrNotFound, lookpath.ErrNotExecutable},
 		{"the text without the code", &failure{Layer: LayerExec, Msg: lookpath.ErrNotFound.Error()}, nil, lookpath.ErrNotFound},
 		{"other exec failure", execFailure("x", unix.E2BIG), unix.E2BIG, lookpath.ErrNotFound},
 		{"workdir", failureOf(LayerWorkdir, "/w", fmt.Errorf("stat: %w", unix.ENOENT)), fs.ErrNotExist, lookpath.ErrNotFound},

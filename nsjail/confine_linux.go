@@ -35,7 +35,7 @@ func confine(s *setup, stdio []*os.File, readable []string) *failure {
 			DenyTCP: s.Landlock.DenyTCP,
 			Scope:   s.Landlock.Scope,
 		}
-		p, err := landlock.Build(in, landlock.OS)
+		p, err := landlock.Build(in, landlock.OS())
 		if err != nil {
 			return failureOf(LayerLandlock, "", err)
 		}

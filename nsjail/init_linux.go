@@ -21,8 +21,8 @@ import (
 	"github.com/corralhq/corral/mounts"
 )
 
-// InitName is the hidden subcommand the sandbox's PID 1 runs as.
-const InitName = "__sandbox-init"
+// initName is the hidden subcommand the sandbox's PID 1 runs as.
+const initName = "__sandbox-init"
 
 // initFd is where the init finds its socket (the first of ExtraFiles).
 const initFd = 3
@@ -59,7 +59,7 @@ func initMain([]string) int {
 		// A caller that went away before sending the setup (a process
 		// exiting while a sandbox was being built ahead) is no news.
 		if !errors.Is(err, io.EOF) {
-			os.Stderr.WriteString("corral: " + InitName + " is started by corral itself, not by hand\n")
+			os.Stderr.WriteString("corral: " + initName + " is started by corral itself, not by hand\n")
 		}
 		return 125
 	}
@@ -264,10 +264,10 @@ func execFailure(name string, err error) *failure {
 	f := failureOf(LayerExec, name, err)
 	switch {
 	case errors.Is(err, lookpath.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		f.Code, f.Msg = CodeNotFound, lookpath.ErrNotFound.Error()
+		f.Code, f.Msg = codeNotFound, lookpath.ErrNotFound.Error()
 	case errors.Is(err, lookpath.ErrNotExecutable), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
-		f.Code, f.Msg = CodeNotExecutable, lookpath.ErrNotExecutable.Error()
+		f.Code, f.Msg = codeNotExecutable, lookpath.ErrNotExecutable.Error()
 	}
 	return f
 }

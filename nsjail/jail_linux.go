@@ -279,8 +279,8 @@ const (
 func (p *Process) exec(c *Command) error {
 	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles)}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
-	if len(files) > MaxFiles {
-		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), MaxFiles-3)}
+	if len(files) > maxFiles {
+		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}
 	}
 	err := p.call(req, files, func(r *reply) bool { return r.Started })
 	if err == nil {

@@ -38,14 +38,14 @@ func Layers() []Layer {
 	}
 }
 
-// Code classifies a failure beyond its layer, so the caller maps it to a
+// failCode classifies a failure beyond its layer, so the caller maps it to a
 // typed error without reading its text.
-type Code string
+type failCode string
 
 const (
-	// CodeNotFound: the command was not found (with LayerExec).
-	CodeNotFound Code = "not found"
-	// CodeNotExecutable: the command exists but cannot be executed (with
+	// codeNotFound: the command was not found (with LayerExec).
+	codeNotFound failCode = "not found"
+	// codeNotExecutable: the command exists but cannot be executed (with
 	// LayerExec).
-	CodeNotExecutable Code = "not executable"
+	codeNotExecutable failCode = "not executable"
 )

@@ -90,11 +90,11 @@ type failure struct {
 	Msg   string
 	Errno uintptr `json:",omitempty"`
 	// Code classifies the failure for the caller; Msg is for people only.
-	Code Code `json:",omitempty"`
+	Code failCode `json:",omitempty"`
 }
 
 // Error is a failure of a sandbox: the layer that failed and the path
-// involved. A failure with a [Code] wraps lookpath's matching error, for
+// involved. A failure with a code wraps lookpath's matching error, for
 // errors.Is.
 type Error struct {
 	Layer Layer
@@ -114,9 +114,9 @@ func (e *Error) Unwrap() error { return e.Err }
 func (f *failure) err() error {
 	var err error = &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}
 	switch f.Code {
-	case CodeNotFound:
+	case codeNotFound:
 		err = lookpath.ErrNotFound
-	case CodeNotExecutable:
+	case codeNotExecutable:
 		err = lookpath.ErrNotExecutable
 	}
 	return &Error{Layer: f.Layer, Path: f.Path, Err: err}
@@ -155,9 +155,9 @@ func failureOf(layer Layer, path string, err error) *failure {
 // maxMessage bounds one message; plans are a few kilobytes.
 const maxMessage = 256 << 10
 
-// MaxFiles is the most descriptors one message carries (the kernel's
+// maxFiles is the most descriptors one message carries (the kernel's
 // SCM_MAX_FD): a command's three stdio files and its extra files.
-const MaxFiles = 253
+const maxFiles = 253
 
 // buffers recycles receive buffers: allocating maxMessage per message would
 // make the caller collect garbage about once per spawn.
@@ -233,7 +233,7 @@ func recv(c *conn, v any) ([]*os.File, error) {
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
-	oob := make([]byte, unix.CmsgSpace(MaxFiles*4))
+	oob := make([]byte, unix.CmsgSpace(maxFiles*4))
 	var n, oobn, flags int
 	var err error
 	for {
