@@ -53,16 +53,17 @@ func newBackend(s *spec) (backend, error) {
 // jailOptions turns a spec and its rung into the jail's options.
 func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 	bare := plan.rung == RungLandlock
+	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
 		Workspace: s.Workspace,
-		Writable:  s.Writable,
-		ReadOnly:  s.ReadOnly,
-		Hidden:    s.Hidden,
-		Protected: protectedNames(s.AllowPlanting),
+		Writable:  in.Writable[1:],
+		ReadOnly:  in.ReadOnly,
+		Hidden:    in.Hidden,
+		Protected: in.Protected,
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
 		Ahead:     s.Ahead,
-		Overlays:  overlays(s),
+		Overlays:  in.Overlays,
 		Bare:      bare,
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network

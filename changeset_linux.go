@@ -12,11 +12,7 @@ func overlays(s *spec) []mounts.OverlayRoot {
 	if s.Changeset == nil {
 		return nil
 	}
-	var out []mounts.OverlayRoot
-	for _, r := range s.Changeset.Roots() {
-		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
-	}
-	return out
+	return overlayRoots(s.Changeset.Roots())
 }
 
 // startInChangeset starts a sandbox with the changeset locked until every

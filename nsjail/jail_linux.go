@@ -83,13 +83,7 @@ func New(o Options) (*Jail, error) {
 	if o.Bare && len(o.Overlays) > 0 {
 		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
 	}
-	in := mounts.Input{
-		Writable:  append([]string{o.Workspace}, o.Writable...),
-		ReadOnly:  o.ReadOnly,
-		Hidden:    o.Hidden,
-		Protected: o.Protected,
-		Overlays:  o.Overlays,
-	}
+	in := o.Input()
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
@@ -462,5 +456,17 @@ func waitReadable(fd int) error {
 		if err != unix.EINTR {
 			return os.NewSyscallError("poll pidfd", err)
 		}
+	}
+}
+
+// Input is what the sandbox's mount tree and Landlock rules are built from:
+// the workspace first among the writable roots.
+func (o Options) Input() mounts.Input {
+	return mounts.Input{
+		Writable:  append([]string{o.Workspace}, o.Writable...),
+		ReadOnly:  o.ReadOnly,
+		Hidden:    o.Hidden,
+		Protected: o.Protected,
+		Overlays:  o.Overlays,
 	}
 }
