@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,11 +19,20 @@ import (
 	"github.com/corralhq/corral/nsjail"
 )
 
+// srcRoot is the module's source directory, found from this file: the
+// unprivileged run starts the test binary elsewhere.
+func srcRoot(t *testing.T) string {
+	t.Helper()
+	_, self, _, ok := runtime.Caller(0)
+	require.True(t, ok)
+	return filepath.Dir(self)
+}
+
 // layerConsts returns the constants of type Layer declared in file, by
 // value.
 func layerConsts(t *testing.T, file, typ string) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(srcRoot(t), file), nil, 0)
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, d := range f.Decls {
@@ -60,7 +70,7 @@ func TestLayersAllDocumented(t *testing.T) {
 	}
 	assert.ElementsMatch(t, values, listed, "the layers list holds every Layer constant once")
 
-	doc, err := os.ReadFile("docs/layers.md")
+	doc, err := os.ReadFile(filepath.Join(srcRoot(t), "docs", "layers.md"))
 	require.NoError(t, err)
 	table := map[string]string{}
 	for line := range strings.SplitSeq(string(doc), "\n") {
@@ -98,16 +108,19 @@ func TestLayersNsjailMapped(t *testing.T) {
 // assignment to a Layer field, a failureOf call or a conversion.
 func TestLayersNoUntypedNames(t *testing.T) {
 	var found []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	root := srcRoot(t)
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "." {
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		files++
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, nil, 0)
 		if err != nil {
@@ -144,6 +157,7 @@ func TestLayersNoUntypedNames(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+	require.Greater(t, files, 100, "the module's sources were read")
 	assert.Empty(t, found, "layers named by a string literal instead of a Layer constant")
 }
 
