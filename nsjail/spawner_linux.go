@@ -244,8 +244,8 @@ func Register() {
 	registerOnce.Do(func() {
 		reexec.Register(initName, initMain)
 		reexec.Register(spawnerName, spawnerMain)
-		reexec.Register(ProbeName, probeMain)
-		reexec.Register(ProbeNSName, probeNSMain)
+		reexec.Register(probeName, probeMain)
+		reexec.Register(probeNSName, probeNSMain)
 	})
 }
 
