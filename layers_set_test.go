@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral/nsjail"
+	"github.com/corralhq/corral/seatbelt"
 )
 
 // srcRoot is the module's source directory, found from this file: the
@@ -101,6 +102,21 @@ func TestLayersNsjailMapped(t *testing.T) {
 		assert.Contains(t, layers, Layer(l), "nsjail.%s has no corral.Layer", consts[string(l)])
 	}
 	assert.ElementsMatch(t, declared, reported, "nsjail.Layers lists every nsjail.Layer constant once")
+}
+
+// TestLayersSeatbeltMapped: every layer the Seatbelt runner reports is a
+// documented Layer under the same name.
+func TestLayersSeatbeltMapped(t *testing.T) {
+	consts := layerConsts(t, "seatbelt/runner.go", "Layer")
+	var declared, reported []string
+	for v := range consts {
+		declared = append(declared, v)
+	}
+	for _, l := range seatbelt.Layers() {
+		reported = append(reported, string(l))
+		assert.Contains(t, layers, Layer(l), "seatbelt.%s has no corral.Layer", consts[string(l)])
+	}
+	assert.ElementsMatch(t, declared, reported, "seatbelt.Layers lists every seatbelt.Layer constant once")
 }
 
 // TestLayersNoUntypedNames fails when a layer is named by a string literal
