@@ -53,16 +53,17 @@ func newBackend(s *spec) (backend, error) {
 // jailOptions turns a spec and its rung into the jail's options.
 func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 	bare := plan.rung == RungLandlock
+	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
 		Workspace: s.Workspace,
-		Writable:  s.Writable,
-		ReadOnly:  s.ReadOnly,
-		Hidden:    s.Hidden,
-		Protected: protectedNames(s.AllowPlanting),
+		Writable:  in.Writable[1:],
+		ReadOnly:  in.ReadOnly,
+		Hidden:    in.Hidden,
+		Protected: in.Protected,
 		NetNone:   s.Network == NetworkNone,
 		Direct:    s.DirectSpawn,
 		Ahead:     s.Ahead,
-		Overlays:  overlays(s),
+		Overlays:  in.Overlays,
 		Bare:      bare,
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
@@ -81,7 +82,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 	if bare {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
 		if err != nil {
-			return o, &SetupError{Layer: "tmp", Path: os.TempDir(), Err: err}
+			return o, &SetupError{Layer: LayerTmp, Path: os.TempDir(), Err: err}
 		}
 		o.TempBase = tmp
 	}
@@ -126,20 +127,20 @@ func (b *linuxBackend) close() error { return b.jail.Close() }
 
 func (b *linuxBackend) warm(ctx context.Context) error { return b.jail.Ready(ctx) }
 
-// translate turns a backend error into the package's typed errors.
+// translate turns a backend error into the package's typed errors: by the
+// failure's layer and code, never by its text.
 func translate(name string, err error) error {
 	var ne *nsjail.Error
 	if !errors.As(err, &ne) {
-		return &SetupError{Layer: "sandbox", Err: err}
+		return &SetupError{Layer: LayerSandbox, Err: err}
 	}
-	if ne.Layer == "exec" {
-		switch ne.Err.Error() {
-		case ErrNotFound.Error():
-			return &ExecError{Name: name, Err: ErrNotFound}
-		case ErrNotExecutable.Error():
-			return &ExecError{Name: name, Err: ErrNotExecutable}
-		}
+	if ne.Layer == nsjail.LayerExec {
+		// nsjail wraps lookpath's errors, which are ErrNotFound and
+		// ErrNotExecutable, for a failure with a code.
 		return &ExecError{Name: name, Err: ne.Err}
 	}
-	return &SetupError{Layer: ne.Layer, Path: ne.Path, Err: ne.Err}
+	return &SetupError{Layer: fromNsjail(ne.Layer), Path: ne.Path, Err: ne.Err}
 }
+
+// fromNsjail is nsjail's layer under the package's name, the same.
+func fromNsjail(l nsjail.Layer) Layer { return Layer(l) }

@@ -10,5 +10,5 @@ import (
 func registerEntrypoints() {}
 
 func newBackend(*spec) (backend, error) {
-	return nil, &SetupError{Layer: "platform", Err: fmt.Errorf("no sandbox backend on %s; Mode %q runs commands unsandboxed", runtime.GOOS, ModeDisabled)}
+	return nil, &SetupError{Layer: LayerPlatform, Err: fmt.Errorf("no sandbox backend on %s; Mode %q runs commands unsandboxed", runtime.GOOS, ModeDisabled)}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // openChangeset opens the changeset c.Changeset names, creating it over the
@@ -33,7 +34,7 @@ func (s *spec) openChangeset(c Config) error {
 		cs, err = changeset.Create(dir, roots...)
 	}
 	if err != nil {
-		return &SetupError{Layer: "overlay", Path: dir, Err: err}
+		return &SetupError{Layer: LayerOverlay, Path: dir, Err: err}
 	}
 	if err := checkChangesetRoots(cs, roots, c.Changeset); err != nil {
 		return err
@@ -85,16 +86,16 @@ func (s *spec) overlaidProblem(p string, all []string) string {
 	switch {
 	case !slices.Contains(s.Writable, p):
 		return "not one of WritablePaths"
-	case within(p, s.Workspace):
+	case pathtree.Within(p, s.Workspace):
 		return "lies inside the workspace, which the changeset overlays already"
-	case within(s.Workspace, p):
+	case pathtree.Within(s.Workspace, p):
 		return "contains the workspace: the changeset's directories must not overlap"
 	}
 	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 		return "not a directory: overlayfs mounts directories only"
 	}
 	for _, q := range all {
-		if q != p && within(p, q) {
+		if q != p && pathtree.Within(p, q) {
 			return "lies inside " + q + ", also in ChangesetPaths: the changeset's directories must not overlap"
 		}
 	}
@@ -151,10 +152,10 @@ func (s *spec) makeChangesetDir(abs string) (string, error) {
 // the workspace out of the changeset.
 func (s *spec) checkChangesetPlace(dir string) error {
 	for _, w := range append([]string{s.Workspace}, s.Writable...) {
-		if within(dir, w) {
+		if pathtree.Within(dir, w) {
 			return &ConfigError{Field: "Changeset", Value: dir, Reason: "lies inside the writable path " + w}
 		}
-		if within(w, dir) {
+		if pathtree.Within(w, dir) {
 			return &ConfigError{Field: "Changeset", Value: dir, Reason: "contains the writable path " + w}
 		}
 	}

@@ -12,11 +12,7 @@ func overlays(s *spec) []mounts.OverlayRoot {
 	if s.Changeset == nil {
 		return nil
 	}
-	var out []mounts.OverlayRoot
-	for _, r := range s.Changeset.Roots() {
-		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
-	}
-	return out
+	return overlayRoots(s.Changeset.Roots())
 }
 
 // startInChangeset starts a sandbox with the changeset locked until every
@@ -25,7 +21,7 @@ func overlays(s *spec) []mounts.OverlayRoot {
 func (b *linuxBackend) startInChangeset(req *startRequest) (process, error) {
 	unlock, err := b.changeset.Lock()
 	if err != nil {
-		return nil, &SetupError{Layer: "overlay", Path: b.changeset.Dir(), Err: err}
+		return nil, &SetupError{Layer: LayerOverlay, Path: b.changeset.Dir(), Err: err}
 	}
 	p, err := b.startJail(req)
 	if err != nil {

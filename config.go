@@ -9,6 +9,7 @@ import (
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Mode says whether commands run contained.
@@ -274,7 +275,7 @@ func (s *spec) checkHidden() error {
 		others := append([]string{s.Workspace}, s.Writable...)
 		others = append(others, s.ReadOnly...)
 		for _, p := range others {
-			if within(p, h) {
+			if pathtree.Within(p, h) {
 				return &ConfigError{Field: "HiddenPaths", Value: h, Reason: fmt.Sprintf("contains %s, which is also configured", p)}
 			}
 		}
@@ -314,14 +315,6 @@ func canonical(field, p string) (string, error) {
 		return "", &ConfigError{Field: field, Value: p, Reason: "does not exist or cannot be resolved", Err: err}
 	}
 	return real, nil
-}
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	if base == "/" {
-		return true
-	}
-	return p == base || strings.HasPrefix(p, base+"/")
 }
 
 func checkEnv(env []string) error {

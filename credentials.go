@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // credentialStoreNames is the one list of well-known credential stores:
@@ -68,7 +70,7 @@ func (s *spec) resolveCredentialStores(reveal []string) error {
 		return err
 	}
 	for _, st := range stores {
-		if slices.ContainsFunc(s.Hidden, func(h string) bool { return within(st.real, h) }) {
+		if slices.ContainsFunc(s.Hidden, func(h string) bool { return pathtree.Within(st.real, h) }) {
 			continue // hidden already
 		}
 		if skip, err := s.storeConflict(st); skip || err != nil {
@@ -78,7 +80,7 @@ func (s *spec) resolveCredentialStores(reveal []string) error {
 	}
 	s.Hidden = outermost(append(s.Hidden, s.DefaultHidden...))
 	s.Policy = slices.DeleteFunc(s.Policy, func(p string) bool {
-		return slices.ContainsFunc(s.Hidden, func(h string) bool { return within(p, h) })
+		return slices.ContainsFunc(s.Hidden, func(h string) bool { return pathtree.Within(p, h) })
 	})
 	for _, p := range s.Policy {
 		if !slices.Contains(s.ReadOnly, p) {
@@ -92,7 +94,7 @@ func (s *spec) resolveCredentialStores(reveal []string) error {
 // stays visible instead: a root user's workspace may well lie there.
 func (s *spec) storeConflict(st store) (skip bool, err error) {
 	for _, r := range s.roles() {
-		if !within(r.path, st.real) {
+		if !pathtree.Within(r.path, st.real) {
 			continue
 		}
 		if st.name == rootHome {
@@ -123,7 +125,7 @@ func hiddenByDefault(reveal []string) ([]store, error) {
 		for _, n := range names {
 			real, _ := filepath.EvalSymlinks(n)
 			for _, f := range forms {
-				covers = covers || within(n, f) || real != "" && within(real, f)
+				covers = covers || pathtree.Within(n, f) || real != "" && pathtree.Within(real, f)
 			}
 		}
 		if !covers {
@@ -137,7 +139,7 @@ func hiddenByDefault(reveal []string) ([]store, error) {
 		if err != nil || !readable(real) {
 			continue // missing, or the host already keeps it from the caller
 		}
-		if slices.ContainsFunc(shown, func(f string) bool { return within(n, f) || within(real, f) }) {
+		if slices.ContainsFunc(shown, func(f string) bool { return pathtree.Within(n, f) || pathtree.Within(real, f) }) {
 			continue
 		}
 		if !slices.ContainsFunc(out, func(o store) bool { return o.real == real }) {
@@ -185,7 +187,7 @@ func readable(p string) bool {
 func outermost(ps []string) []string {
 	var out []string
 	for _, p := range ps {
-		inside := slices.ContainsFunc(ps, func(q string) bool { return q != p && within(p, q) })
+		inside := slices.ContainsFunc(ps, func(q string) bool { return q != p && pathtree.Within(p, q) })
 		if !inside && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

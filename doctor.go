@@ -63,12 +63,12 @@ func report(h *host, s *spec) *Report {
 	if err != nil {
 		var se *SetupError
 		errors.As(err, &se)
-		r.Problem = se.Layer + ": " + se.Err.Error()
+		r.Problem = string(se.Layer) + ": " + se.Err.Error()
 		return r
 	}
 	r.Rung, r.OK = plan.rung, true
 	for _, l := range plan.without {
-		r.Without = append(r.Without, l.Name)
+		r.Without = append(r.Without, string(l.Name))
 	}
 	return r
 }

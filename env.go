@@ -3,6 +3,8 @@ package corral
 import (
 	"net/url"
 	"strings"
+
+	"github.com/corralhq/corral/internal/environ"
 )
 
 // passedEnv are the variables a command inherits from the caller by default.
@@ -42,9 +44,9 @@ func defaultEnv(caller, extra []string) []string {
 	}
 	for _, kv := range extra {
 		if strings.Contains(kv, "=") {
-			env = setEnv(env, kv)
+			env = environ.Set(env, kv)
 		} else if v, ok := lookup(caller, kv); ok {
-			env = setEnv(env, kv+"="+v)
+			env = environ.Set(env, kv+"="+v)
 		}
 	}
 	return env
@@ -136,16 +138,4 @@ func lookup(env []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// setEnv replaces or appends kv in env.
-func setEnv(env []string, kv string) []string {
-	name, _, _ := strings.Cut(kv, "=")
-	for i, old := range env {
-		if n, _, _ := strings.Cut(old, "="); n == name {
-			env[i] = kv
-			return env
-		}
-	}
-	return append(env, kv)
 }

@@ -23,11 +23,11 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// SetupError reports that the sandbox could not be built. Layer names the
-// part that failed ("user namespace", "mount", "landlock", ...) and Path the
-// file involved, when there is one.
+// SetupError reports that the sandbox could not be built, or failed while
+// its command ran. Layer names the part that failed (LayerUserNS,
+// LayerMount, LayerInit, ...) and Path the file involved, when there is one.
 type SetupError struct {
-	Layer string
+	Layer Layer
 	Path  string
 	Err   error
 }

@@ -36,20 +36,75 @@ const (
 	FallbackWarn Fallback = "warn"
 )
 
-// The layers a sandbox is made of, as named in SetupError.Layer and in the
-// doctor's report.
+// Layer names a part of a sandbox: in SetupError.Layer, in the doctor's
+// report and in the CLI's messages. Every value is one of the constants
+// below (docs/layers.md lists them).
+type Layer string
+
+// The layers the host probe checks, as Doctor reports them; a sandbox that
+// needs one the host lacks fails with it named.
 const (
-	LayerUserNS   = "user namespace"
-	LayerMountNS  = "mount namespace"
-	LayerPIDNS    = "pid namespace"
-	LayerNetNS    = "network namespace"
-	LayerKernelNS = "ipc/uts/cgroup ns" // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
-	LayerProc     = "proc"
-	LayerOverlay  = "overlayfs"
-	LayerLandlock = "landlock"
-	LayerSeccomp  = "seccomp"
-	LayerSeatbelt = "seatbelt"
+	LayerUserNS   Layer = "user namespace"
+	LayerMountNS  Layer = "mount namespace"
+	LayerPIDNS    Layer = "pid namespace"
+	LayerNetNS    Layer = "network namespace"
+	LayerKernelNS Layer = "ipc/uts/cgroup ns" // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
+	LayerProc     Layer = "proc"
+	LayerOverlay  Layer = "overlayfs"
+	LayerLandlock Layer = "landlock"
+	LayerSeccomp  Layer = "seccomp"
+	LayerSeatbelt Layer = "seatbelt"
 )
+
+// The further parts a sandbox is built from, named only in SetupError.
+const (
+	// LayerNamespaces: the sandbox's process could not be cloned into its
+	// namespaces.
+	LayerNamespaces Layer = "namespaces"
+	// LayerInit: the sandbox's init could not be started, stopped
+	// answering, or died while the command ran (the command dies with it).
+	LayerInit Layer = "init"
+	// LayerStale: the host replaced or removed a path the sandbox had
+	// mounted, since it was built, twice in a row.
+	LayerStale Layer = "stale"
+	// LayerTmp: the per-command temporary directory (landlock and
+	// seatbelt rungs) could not be made.
+	LayerTmp Layer = "tmp"
+	// LayerMount: the mount tree could not be built or guarded.
+	LayerMount Layer = "mount"
+	// LayerMountWatch: a bind was lifted on the host while the command ran
+	// and could not be restored; the command was killed.
+	LayerMountWatch Layer = "mount watch"
+	// LayerWorkspace: the workspace no longer exists on the host.
+	LayerWorkspace Layer = "workspace"
+	// LayerWritablePath: a writable path no longer exists on the host.
+	LayerWritablePath Layer = "writable path"
+	// LayerProtect: protected names inside the writable roots could not be
+	// guarded.
+	LayerProtect Layer = "protect"
+	// LayerNSLimits: the sandbox could not forbid new namespaces inside
+	// itself.
+	LayerNSLimits Layer = "namespace limits"
+	// LayerPrivileges: capabilities could not be dropped.
+	LayerPrivileges Layer = "privileges"
+	// LayerWorkdir: the command's working directory is missing or not a
+	// directory inside the sandbox.
+	LayerWorkdir Layer = "workdir"
+	// LayerPlatform: this operating system has no sandbox backend.
+	LayerPlatform Layer = "platform"
+	// LayerSandbox: the backend failed in a way no other layer names.
+	LayerSandbox Layer = "sandbox"
+)
+
+// layers lists every Layer constant, in the order docs/layers.md lists
+// them.
+var layers = []Layer{
+	LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerKernelNS, LayerProc, LayerOverlay,
+	LayerLandlock, LayerSeccomp, LayerSeatbelt,
+	LayerNamespaces, LayerInit, LayerStale, LayerTmp, LayerMount, LayerMountWatch, LayerWorkspace,
+	LayerWritablePath, LayerProtect, LayerNSLimits, LayerPrivileges, LayerWorkdir, LayerPlatform,
+	LayerSandbox,
+}
 
 // landlockScopeABI is the Landlock ABI that confines signals and abstract
 // unix sockets to the sandbox.
@@ -57,8 +112,8 @@ const landlockScopeABI = 6
 
 // LayerStatus is one layer's availability on this host.
 type LayerStatus struct {
-	Name      string `json:"name"`
-	Available bool   `json:"available"`
+	Name      Layer `json:"name"`
+	Available bool  `json:"available"`
 	// Reason says why the layer is unavailable.
 	Reason string `json:"reason,omitempty"`
 	// Detail qualifies an available layer, e.g. "ABI 7".
@@ -73,7 +128,7 @@ type host struct {
 	seatbelt bool
 }
 
-func (h *host) status(name string) LayerStatus {
+func (h *host) status(name Layer) LayerStatus {
 	for _, l := range h.layers {
 		if l.Name == name {
 			return l
@@ -87,7 +142,7 @@ func (h *host) status(name string) LayerStatus {
 func (h *host) withTestHook() *host {
 	out := &host{landlockABI: h.landlockABI, seatbelt: h.seatbelt}
 	for _, l := range h.layers {
-		if testhook.Disabled(l.Name) {
+		if testhook.Disabled(string(l.Name)) {
 			l = LayerStatus{Name: l.Name, Reason: "disabled by a test"}
 			if l.Name == LayerLandlock {
 				out.landlockABI = 0
@@ -210,7 +265,7 @@ func (p *rungPlan) warning() string {
 	}
 	parts := make([]string, len(p.without))
 	for i, l := range p.without {
-		parts[i] = l.Name + " (" + l.Reason + ")"
+		parts[i] = string(l.Name) + " (" + l.Reason + ")"
 	}
 	what := "sandbox runs on rung " + string(p.rung)
 	if p.rung == RungNone {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/corralhq/corral/internal/lookpath"
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // lookPath finds the executable name stands for, for a command that runs
@@ -24,7 +25,7 @@ func visibleStat(p string, hidden []string) (os.FileInfo, error) {
 		return nil, err
 	}
 	for _, h := range hidden {
-		if within(real, h) {
+		if pathtree.Within(real, h) {
 			return nil, os.ErrNotExist
 		}
 	}

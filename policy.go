@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // ErrRefusedPath is wrapped by the *ConfigError of a path the sandbox
@@ -75,7 +77,7 @@ func (s *spec) checkPseudo() error {
 			return refused(r, "is the root directory: name the directories the command needs")
 		}
 		for _, fs := range pseudoFS {
-			if within(r.path, fs) {
+			if pathtree.Within(r.path, fs) {
 				return refused(r, "lies in "+fs+", a kernel pseudo-filesystem: the sandbox has its own")
 			}
 		}
@@ -93,7 +95,7 @@ func (s *spec) checkHome() error {
 			continue
 		}
 		for _, h := range homes {
-			if within(h, r.path) {
+			if pathtree.Within(h, r.path) {
 				what := "is the home directory " + h
 				if h != r.path {
 					what = "holds the home directory " + h
@@ -176,18 +178,18 @@ func (s *spec) policyFile(f string) (string, error) {
 	if err != nil {
 		return "", &ConfigError{Field: "PolicyFiles", Value: f, Reason: "cannot be resolved", Err: err}
 	}
-	if within(real, "/proc") || within(real, "/dev") {
+	if pathtree.Within(real, "/proc") || pathtree.Within(real, "/dev") {
 		return "", nil
 	}
 	for _, l := range links {
 		for _, w := range append([]string{s.Workspace}, s.Writable...) {
-			if within(l, w) {
+			if pathtree.Within(l, w) {
 				return "", &ConfigError{Field: "PolicyFiles", Value: f, Err: ErrRefusedPath, Reason: fmt.Sprintf(
 					"is reached through the symlink %s inside the writable path %s, which a command could replace; name the file by its real path %s", l, w, real)}
 			}
 		}
 	}
-	if slices.ContainsFunc(s.Hidden, func(h string) bool { return within(real, h) }) {
+	if slices.ContainsFunc(s.Hidden, func(h string) bool { return pathtree.Within(real, h) }) {
 		return "", nil // hidden: neither readable nor writable
 	}
 	return real, nil

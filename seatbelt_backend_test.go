@@ -90,7 +90,7 @@ func TestSeatbeltProbesProfile(t *testing.T) {
 	args := f.recorded(t)
 	require.GreaterOrEqual(t, len(args), 4)
 	assert.Equal(t, "-p", args[0])
-	assert.Equal(t, []string{"--", probeCommand}, args[len(args)-2:])
+	assert.Equal(t, []string{"--", seatbelt.ProbeCommand}, args[len(args)-2:])
 	tmp := params(args)["TMPDIR"]
 	require.NotEmpty(t, tmp)
 	assert.NoDirExists(t, tmp, "the probe's temporary directory is removed")
@@ -176,14 +176,14 @@ func TestSeatbeltStartErrors(t *testing.T) {
 	tests := []struct {
 		name, cmd, dir string
 		want           error
-		layer          string
+		layer          Layer
 	}{
 		{"missing", "no-such-command-xyz", "", ErrNotFound, ""},
 		{"not executable", "./noexec", "", ErrNotExecutable, ""},
 		{"directory", "/", "", ErrNotExecutable, ""},
 		{"hidden by path", filepath.Join(hiddenDir, "secret-tool"), "", ErrNotFound, ""},
 		{"hidden in PATH", "secret-tool", "", ErrNotFound, ""},
-		{"missing workdir", "true", "nope", nil, "workdir"},
+		{"missing workdir", "true", "nope", nil, LayerWorkdir},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,7 +293,7 @@ func TestProbeSeatbelt(t *testing.T) {
 	}
 	args, err := os.ReadFile(filepath.Join(dir, "args"))
 	require.NoError(t, err)
-	assert.Equal(t, "-p\x00"+seatbeltDoctorProfile+"\x00--\x00"+probeCommand+"\x00", string(args),
+	assert.Equal(t, "-p\x00"+seatbelt.DoctorProfile+"\x00--\x00"+seatbelt.ProbeCommand+"\x00", string(args),
 		"sandbox-exec gets the profile as a string and runs the probe command by its absolute path")
 }
 

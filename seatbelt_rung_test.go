@@ -22,13 +22,13 @@ func TestChooseSeatbelt(t *testing.T) {
 		h       *host
 		n       needs
 		rung    Rung
-		without []string
+		without []Layer
 		refused string // the error's text, when refused
 	}{
 		{"works", seatbeltHost(true), needs{}, RungSeatbelt, nil, ""},
 		{"works without network", seatbeltHost(true), needs{netNone: true, unixSockets: true}, RungSeatbelt, nil, ""},
 		{"missing, fail", seatbeltHost(false), needs{fallback: FallbackFail}, "", nil, `set Fallback "warn" to run unsandboxed`},
-		{"missing, warn", seatbeltHost(false), needs{fallback: FallbackWarn}, RungNone, []string{LayerSeatbelt}, ""},
+		{"missing, warn", seatbeltHost(false), needs{fallback: FallbackWarn}, RungNone, []Layer{LayerSeatbelt}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestChooseSeatbelt(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, c.rung, p.rung)
-			var without []string
+			var without []Layer
 			for _, l := range p.without {
 				without = append(without, l.Name)
 			}
@@ -77,5 +77,5 @@ func TestDoctorReportOnMac(t *testing.T) {
 	r = report(seatbeltHost(false), spec(Config{Fallback: FallbackWarn}))
 	assert.True(t, r.OK)
 	assert.Equal(t, RungNone, r.Rung)
-	assert.Equal(t, []string{LayerSeatbelt}, r.Without)
+	assert.Equal(t, []string{string(LayerSeatbelt)}, r.Without)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // The names inside a changeset directory.
@@ -229,7 +231,7 @@ func checkDisjoint(paths []string) error {
 			switch {
 			case p == q:
 				return fmt.Errorf("directory %s named twice", p)
-			case within(p, q), within(q, p):
+			case pathtree.Within(p, q), pathtree.Within(q, p):
 				return fmt.Errorf("directories %s and %s overlap: one changeset cannot overlay both", p, q)
 			}
 		}
@@ -245,7 +247,7 @@ func rootDir(i int) string { return filepath.Join(rootsName, strconv.Itoa(i)) }
 // command could write to its own changeset.
 func checkApart(dir string, roots []string) error {
 	for _, r := range roots {
-		if within(dir, r) || within(r, dir) {
+		if pathtree.Within(dir, r) || pathtree.Within(r, dir) {
 			return fmt.Errorf("overlaps %s: a changeset must lie outside the directories it records", r)
 		}
 	}
@@ -410,9 +412,4 @@ func canonicalDir(p string) (string, error) {
 		return "", errors.New("not a directory")
 	}
 	return real, nil
-}
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
 }

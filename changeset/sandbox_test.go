@@ -182,7 +182,7 @@ func TestSandboxChangesetInUse(t *testing.T) {
 	err = sb.Command(context.Background(), "true").Run()
 	var se *corral.SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "overlay", se.Layer)
+	assert.Equal(t, corral.LayerOverlay, se.Layer)
 	assert.ErrorIs(t, err, changeset.ErrInUse)
 	cs, err := changeset.Open(dir)
 	require.NoError(t, err)
@@ -217,7 +217,7 @@ func TestSandboxOverlayFails(t *testing.T) {
 	err = sb.Command(context.Background(), "sh", "-c", write).Run()
 	var se *corral.SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "overlay", se.Layer)
+	assert.Equal(t, corral.LayerOverlay, se.Layer)
 	assert.Equal(t, ws, se.Path)
 	assert.Equal(t, before, snapshot(t, ws))
 }
@@ -447,7 +447,7 @@ func TestSandboxOverlayFailsInSecondRoot(t *testing.T) {
 	err = sb.Command(context.Background(), "sh", "-c", write).Run()
 	var se *corral.SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "overlay", se.Layer)
+	assert.Equal(t, corral.LayerOverlay, se.Layer)
 	assert.Equal(t, extra, se.Path)
 	assert.Equal(t, before, []map[string]string{snapshot(t, ws), snapshot(t, extra)})
 }

@@ -333,7 +333,7 @@ func TestWorkspaceRemovedBeforeTake(t *testing.T) {
 	err := sb.Command(t.Context(), "true").Run()
 	var se *corral.SetupError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "workspace", se.Layer)
+	assert.Equal(t, corral.LayerWorkspace, se.Layer)
 	assert.Contains(t, err.Error(), s.ws+": no longer exists on the host")
 }
 

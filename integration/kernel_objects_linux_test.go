@@ -305,7 +305,7 @@ func TestLayersInitFailureIsNoStatus(t *testing.T) {
 			err := c.Wait()
 			var se *corral.SetupError
 			require.ErrorAs(t, err, &se)
-			assert.Equal(t, "init", se.Layer)
+			assert.Equal(t, corral.LayerInit, se.Layer)
 			assert.Empty(t, stderr.String(), "the command's stderr")
 		})
 	}

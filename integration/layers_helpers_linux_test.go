@@ -67,8 +67,8 @@ func (s *layScene) config() corral.Config {
 // layRungLayers are the layers a test switches off to force each rung.
 var layRungLayers = map[corral.Rung][]string{
 	corral.RungFull:     nil,
-	corral.RungLandlock: {corral.LayerUserNS},
-	corral.RungNone:     {corral.LayerUserNS, corral.LayerLandlock},
+	corral.RungLandlock: {string(corral.LayerUserNS)},
+	corral.RungNone:     {string(corral.LayerUserNS), string(corral.LayerLandlock)},
 }
 
 // sandbox builds a sandbox from cfg on the given rung, or skips the test
@@ -105,7 +105,7 @@ func layMissing(r *corral.Report) string {
 	var parts []string
 	for _, l := range r.Layers {
 		if !l.Available {
-			parts = append(parts, l.Name+": "+l.Reason)
+			parts = append(parts, string(l.Name)+": "+l.Reason)
 		}
 	}
 	if r.Problem != "" {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Entry is what a tree may do: Access applies to Path and everything beneath
@@ -71,8 +73,8 @@ type FS interface {
 	ReadDir(dir string) ([]fs.DirEntry, error)
 }
 
-// OS is the real filesystem.
-var OS FS = osFS{}
+// OS returns the real filesystem.
+func OS() FS { return osFS{} }
 
 type osFS struct{}
 
@@ -257,7 +259,7 @@ func (b *builder) nearest(p string) (Access, bool) {
 func (b *builder) below(p string) []string {
 	var out []string
 	for _, e := range b.paths {
-		if e != p && within(e, p) {
+		if e != p && pathtree.Within(e, p) {
 			out = append(out, e)
 		}
 	}
@@ -280,8 +282,3 @@ func nextNames(p string, paths []string) []string {
 }
 
 func parent(p string) string { return path.Dir(p) }
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
-}

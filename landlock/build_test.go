@@ -233,7 +233,7 @@ func TestBuildSkipsPathsBeneathAFile(t *testing.T) {
 	in := Input{ABI: 7, Entries: []Entry{
 		{"/", ReadOnly}, {file, ReadWrite}, {path.Join(file, ".git/hooks"), ReadOnly}, {path.Join(file, ".bashrc"), ReadOnly},
 	}}
-	rules := rulesOf(t, in, OS)
+	rules := rulesOf(t, in, OS())
 	assert.Equal(t, (ReadWrite&fileRights)&HandledFS(7), rules[file])
 	assert.NotContains(t, rules, path.Join(file, ".bashrc"))
 }

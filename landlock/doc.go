@@ -23,7 +23,7 @@
 //			{Path: "/home/me/.ssh", Access: landlock.None},
 //		},
 //		Scope: true,
-//	}, landlock.OS)
+//	}, landlock.OS())
 //	...
 //	runtime.LockOSThread()
 //	err = landlock.Restrict(p) // this thread, and the processes it starts

@@ -48,7 +48,7 @@ func TestRestrictChild(t *testing.T) {
 		{"/", ReadOnly},
 		{filepath.Join(dir, "rw"), ReadWrite},
 		{filepath.Join(dir, "rw", "hidden"), None},
-	}}, OS)
+	}}, OS())
 	require.NoError(t, err)
 	require.NoError(t, Restrict(p))
 	var r childResult

@@ -205,7 +205,7 @@ func buildDev(dev string) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return err
 	}
-	for _, name := range Devices {
+	for _, name := range devices {
 		if err := bind(oldRoot+"/dev/"+name, dev+"/"+name, false, true); err != nil {
 			return fmt.Errorf("/dev/%s: %w", name, err)
 		}

@@ -22,6 +22,11 @@
 //
 // The host can undo a bind, by replacing or moving its path: a [Guard]
 // (Linux only) records the binds and puts back those the host undid.
+//
+// This package is an implementation part of corral, top-level so its
+// design can be read and tested on its own. It carries no compatibility
+// promise: its API changes with corral's needs. Programs use package
+// corral.
 package mounts
 
 import (
@@ -29,6 +34,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Kind is what a mount step does.
@@ -111,8 +118,8 @@ func (p *Plan) String() string {
 	return b.String()
 }
 
-// Devices are the device nodes bound into the sandbox's /dev.
-var Devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+// devices are the device nodes bound into the sandbox's /dev.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // Input is what a plan is built from. Every path must be absolute, clean and
 // free of symlinks (the caller canonicalizes them).
@@ -193,7 +200,7 @@ func addWritable(binds *[]Mount, in Input) {
 			*binds = append(*binds, Mount{Kind: Overlay, Path: p, Upper: o.Upper, Work: o.Work})
 			continue
 		}
-		if !slices.ContainsFunc(in.Overlays, func(o OverlayRoot) bool { return within(p, o.Path) }) {
+		if !slices.ContainsFunc(in.Overlays, func(o OverlayRoot) bool { return pathtree.Within(p, o.Path) }) {
 			*binds = append(*binds, Mount{Kind: Bind, Path: p})
 		}
 	}
@@ -211,11 +218,11 @@ func overlayAt(overlays []OverlayRoot, p string) (OverlayRoot, bool) {
 // above returns the directories strictly between root and p, when p lies
 // beneath root.
 func above(p, root string) []string {
-	if p == root || !within(p, root) {
+	if p == root || !pathtree.Within(p, root) {
 		return nil
 	}
 	var out []string
-	for d := path.Dir(p); d != root && within(d, root); d = path.Dir(d) {
+	for d := path.Dir(p); d != root && pathtree.Within(d, root); d = path.Dir(d) {
 		out = append(out, d)
 	}
 	return out
@@ -232,7 +239,7 @@ func writable(p string, binds []Mount) bool {
 			continue
 		}
 		// binds are sorted by depth, then strictness: the last match decides.
-		if within(p, b.Path) {
+		if pathtree.Within(p, b.Path) {
 			decider = i
 		}
 	}
@@ -255,11 +262,11 @@ func dedupe(ms []Mount) []Mount {
 // onPlanTmpfs reports whether p lies under the private /tmp or /dev without
 // a host bind in between, so that its mount point is ours to create.
 func onPlanTmpfs(p string, binds []Mount) bool {
-	if !within(p, "/tmp") && !within(p, "/dev") || p == "/tmp" || p == "/dev" {
+	if !pathtree.Within(p, "/tmp") && !pathtree.Within(p, "/dev") || p == "/tmp" || p == "/dev" {
 		return false
 	}
 	for _, b := range binds {
-		if b.Path != p && within(p, b.Path) && b.Kind != Hide {
+		if b.Path != p && pathtree.Within(p, b.Path) && b.Kind != Hide {
 			return false // the nearest parent is a host bind
 		}
 	}
@@ -269,7 +276,7 @@ func onPlanTmpfs(p string, binds []Mount) bool {
 // visible reports whether a host path at p shows through in the sandbox:
 // everything does except what lies under the private /tmp and /dev.
 func visible(p string, binds []Mount) bool {
-	if !within(p, "/tmp") && !within(p, "/dev") {
+	if !pathtree.Within(p, "/tmp") && !pathtree.Within(p, "/dev") {
 		return true
 	}
 	return !onPlanTmpfs(p, binds)
@@ -278,7 +285,7 @@ func visible(p string, binds []Mount) bool {
 // hidden reports whether p lies strictly under a hidden path.
 func hidden(p string, binds []Mount) bool {
 	for _, b := range binds {
-		if b.Kind == Hide && b.Path != p && within(p, b.Path) {
+		if b.Kind == Hide && b.Path != p && pathtree.Within(p, b.Path) {
 			return true
 		}
 	}
@@ -290,9 +297,4 @@ func depth(p string) int {
 		return 0
 	}
 	return strings.Count(p, "/")
-}
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
 }

@@ -20,7 +20,7 @@ import (
 // prepareBare makes the init the reaper of every orphan the command leaves.
 func prepareBare() *failure {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return failureOf("bare", "", os.NewSyscallError("prctl(SET_CHILD_SUBREAPER)", err))
+		return failureOf(LayerInit, "", os.NewSyscallError("prctl(SET_CHILD_SUBREAPER)", err))
 	}
 	return nil
 }
@@ -139,16 +139,4 @@ func parseParent(stat string) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
-}
-
-// setEnv replaces or appends kv in env, leaving the caller's slice alone.
-func setEnv(env []string, kv string) []string {
-	name, _, _ := strings.Cut(kv, "=")
-	out := make([]string, 0, len(env)+1)
-	for _, old := range env {
-		if n, _, _ := strings.Cut(old, "="); n != name {
-			out = append(out, old)
-		}
-	}
-	return append(out, kv)
 }

@@ -77,7 +77,7 @@ func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
 		return nil, 0, err
 	}
 	defer devNull.Close()
-	pid, err := syscall.ForkExec(reexec.Self, []string{reexec.Self, InitName}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(reexec.Self, []string{reexec.Self, initName}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{devNull.Fd(), devNull.Fd(), os.Stderr.Fd(), theirs.Fd()},
 		Sys:   attr,

@@ -26,7 +26,7 @@ import (
 // staging area of package guard, which no granted path reaches).
 func confine(s *setup, stdio []*os.File, readable []string) *failure {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return failureOf("privileges", "", os.NewSyscallError("prctl(SET_DUMPABLE)", err))
+		return failureOf(LayerPrivileges, "", os.NewSyscallError("prctl(SET_DUMPABLE)", err))
 	}
 	if s.Landlock != nil {
 		in := landlock.Input{
@@ -35,18 +35,18 @@ func confine(s *setup, stdio []*os.File, readable []string) *failure {
 			DenyTCP: s.Landlock.DenyTCP,
 			Scope:   s.Landlock.Scope,
 		}
-		p, err := landlock.Build(in, landlock.OS)
+		p, err := landlock.Build(in, landlock.OS())
 		if err != nil {
-			return failureOf("landlock", "", err)
+			return failureOf(LayerLandlock, "", err)
 		}
 		p.Rules = append(p.Rules, stdioRules(stdio, p.HandledFS)...)
 		if err := landlock.Restrict(p); err != nil {
-			return failureOf("landlock", "", err)
+			return failureOf(LayerLandlock, "", err)
 		}
 	}
 	if len(s.Seccomp) > 0 {
 		if err := seccomp.Load(s.Seccomp); err != nil {
-			return failureOf("seccomp", "", err)
+			return failureOf(LayerSeccomp, "", err)
 		}
 	}
 	return nil

@@ -18,4 +18,9 @@
 // The caller's end of each socket is the init's lifeline: when the caller
 // dies, even by SIGKILL, the socket closes and the init exits, which ends its
 // PID namespace and every process in it.
+//
+// This package is an implementation part of corral, top-level so its
+// design can be read and tested on its own. It carries no compatibility
+// promise: its API changes with corral's needs. Programs use package
+// corral.
 package nsjail

@@ -15,13 +15,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/environ"
 	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
 
-// InitName is the hidden subcommand the sandbox's PID 1 runs as.
-const InitName = "__sandbox-init"
+// initName is the hidden subcommand the sandbox's PID 1 runs as.
+const initName = "__sandbox-init"
 
 // initFd is where the init finds its socket (the first of ExtraFiles).
 const initFd = 3
@@ -58,7 +59,7 @@ func initMain([]string) int {
 		// A caller that went away before sending the setup (a process
 		// exiting while a sandbox was being built ahead) is no news.
 		if !errors.Is(err, io.EOF) {
-			os.Stderr.WriteString("corral: " + InitName + " is started by corral itself, not by hand\n")
+			os.Stderr.WriteString("corral: " + initName + " is started by corral itself, not by hand\n")
 		}
 		return 125
 	}
@@ -69,7 +70,7 @@ func initMain([]string) int {
 		return 125
 	}
 	if err := limitPrivileges(); err != nil {
-		send(conn, reply{Fail: failureOf("privileges", "", err)})
+		send(conn, reply{Fail: failureOf(LayerPrivileges, "", err)})
 		return 125
 	}
 	signals := <-subscribed
@@ -132,16 +133,16 @@ func build(s *setup) *failure {
 	// forbidNamespaces.
 	g, err := guard.Prepare(s.Paths.Writable)
 	if err != nil {
-		return failureOf("protect", "", err)
+		return failureOf(LayerProtect, "", err)
 	}
 	s.planting = g
 	if s.NetNone {
 		if err := loopbackUp(); err != nil {
-			return failureOf("network", "lo", err)
+			return failureOf(LayerNetNS, "lo", err)
 		}
 	}
 	if err := forbidNamespaces(s.guard != nil); err != nil {
-		return failureOf("namespace limits", "/proc/sys/user", err)
+		return failureOf(LayerNSLimits, "/proc/sys/user", err)
 	}
 	return nil
 }
@@ -172,12 +173,12 @@ func forbidNamespaces(guarded bool) error {
 // mountLayer names the layer a mount failure belongs to: a changeset's
 // overlay is its own layer, so the caller learns that the changeset, not
 // the sandbox as a whole, could not be set up.
-func mountLayer(err error) string {
+func mountLayer(err error) Layer {
 	var me *mounts.Error
 	if errors.As(err, &me) && me.Kind == mounts.Overlay {
-		return "overlay"
+		return LayerOverlay
 	}
-	return "mount"
+	return LayerMount
 }
 
 // startCommand drops every privilege on this thread, then starts the command
@@ -198,23 +199,23 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		if err == nil {
 			err = unix.ENOTDIR
 		}
-		return 0, nil, failureOf("workdir", dir, err)
+		return 0, nil, failureOf(LayerWorkdir, dir, err)
 	}
 	path, err := lookpath.Find(req.Path, dir, req.Env, os.Stat)
 	if err != nil {
-		return 0, nil, &failure{Layer: "exec", Path: req.Path, Msg: err.Error()}
+		return 0, nil, execFailure(req.Path, err)
 	}
 	// A bare sandbox shares the host's mount table: Landlock protects those
 	// paths there (confine), and a mount here would change the host.
 	var planted *guard.Session
 	if !s.Bare {
 		if err := mounts.ProtectNow(s.Plan); err != nil {
-			return 0, nil, failureOf("mount", "", err)
+			return 0, nil, failureOf(LayerMount, "", err)
 		}
 		planted = s.planting
 		if err := planted.Start(s.Paths.Protected, slices.Concat(s.Paths.ReadOnly, s.Paths.Hidden)); err != nil {
 			planted.Close()
-			return 0, nil, failureOf("protect", "", err)
+			return 0, nil, failureOf(LayerProtect, "", err)
 		}
 		holdProtected(s, planted.ReadOnly())
 	}
@@ -223,7 +224,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		return 0, nil, f
 	}
 	if err := dropCapabilities(); err != nil {
-		return fail(failureOf("privileges", "", err))
+		return fail(failureOf(LayerPrivileges, "", err))
 	}
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
@@ -233,7 +234,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {
-		env = setEnv(env, "TMPDIR="+s.TmpDir)
+		env = environ.Set(env, "TMPDIR="+s.TmpDir)
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
 	// syscall rather than os: os.StartProcess first checks, once per
@@ -257,21 +258,18 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	return pid, planted, nil
 }
 
-// Exec failures carry lookpath's messages so the caller can tell them
-// apart.
-var (
-	msgNotFound      = lookpath.ErrNotFound.Error()
-	msgNotExecutable = lookpath.ErrNotExecutable.Error()
-)
-
+// execFailure is the failure to find or start the command name: with a
+// code when the caller has a typed error for it.
 func execFailure(name string, err error) *failure {
+	f := failureOf(LayerExec, name, err)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &failure{Layer: "exec", Path: name, Msg: msgNotFound}
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
-		return &failure{Layer: "exec", Path: name, Msg: msgNotExecutable}
+	case errors.Is(err, lookpath.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		f.Code, f.Msg = codeNotFound, lookpath.ErrNotFound.Error()
+	case errors.Is(err, lookpath.ErrNotExecutable), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+		f.Code, f.Msg = codeNotExecutable, lookpath.ErrNotExecutable.Error()
 	}
-	return failureOf("exec", name, err)
+	return f
 }
 
 // limitPrivileges leaves the calling thread, and so the command, no way

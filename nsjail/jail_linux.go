@@ -78,18 +78,12 @@ type cloner interface {
 // New prepares a Jail. The mount plan is computed here, once.
 func New(o Options) (*Jail, error) {
 	if o.Bare && o.Landlock == nil {
-		return nil, &Error{Layer: "landlock", Err: errors.New("required without namespaces")}
+		return nil, &Error{Layer: LayerLandlock, Err: errors.New("required without namespaces")}
 	}
 	if o.Bare && len(o.Overlays) > 0 {
-		return nil, &Error{Layer: "overlay", Err: errors.New("needs a mount namespace")}
+		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
 	}
-	in := mounts.Input{
-		Writable:  append([]string{o.Workspace}, o.Writable...),
-		ReadOnly:  o.ReadOnly,
-		Hidden:    o.Hidden,
-		Protected: o.Protected,
-		Overlays:  o.Overlays,
-	}
+	in := o.Input()
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
@@ -167,7 +161,7 @@ func (j *Jail) Start(c *Command) (*Process, error) {
 		p.Kill()
 		p.release()
 		var e *Error
-		if !errors.As(err, &e) || e.Layer != "init" && e.Layer != layerStale {
+		if !errors.As(err, &e) || e.Layer != LayerInit && e.Layer != LayerStale {
 			return nil, err // the init's own answer: a fresh one would say the same
 		}
 		// The ready sandbox stopped answering (killed while it waited), or
@@ -192,7 +186,7 @@ func (j *Jail) startFresh(c *Command) (*Process, error) {
 		p.Kill()
 		p.release()
 		var e *Error
-		if try > 0 || !errors.As(err, &e) || e.Layer != layerStale {
+		if try > 0 || !errors.As(err, &e) || e.Layer != LayerStale {
 			return nil, err
 		}
 	}
@@ -216,14 +210,14 @@ func (j *Jail) build() (*Process, error) {
 	if j.bare {
 		dir, err := os.MkdirTemp(j.tempBase, "corral-")
 		if err != nil {
-			return nil, &Error{Layer: "tmp", Path: j.tempBase, Err: err}
+			return nil, &Error{Layer: LayerTmp, Path: j.tempBase, Err: err}
 		}
 		s.TmpDir = dir
 	}
 	conn, pid, err := j.cloner.clone(j.netNone)
 	if err != nil {
 		removeTmp(s.TmpDir)
-		return nil, &Error{Layer: "namespaces", Err: err}
+		return nil, &Error{Layer: LayerNamespaces, Err: err}
 	}
 	exit := takeInitExit(pid)
 	// Open the handle before the first round trip: the init answering
@@ -233,7 +227,7 @@ func (j *Jail) build() (*Process, error) {
 		conn.Close()
 		forgetInitExit(pid, exit)
 		removeTmp(s.TmpDir)
-		return nil, &Error{Layer: "init", Err: os.NewSyscallError("pidfd_open", err)}
+		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
 	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
@@ -279,8 +273,8 @@ const (
 func (p *Process) exec(c *Command) error {
 	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles)}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
-	if len(files) > MaxFiles {
-		return &Error{Layer: "exec", Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), MaxFiles-3)}
+	if len(files) > maxFiles {
+		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}
 	}
 	err := p.call(req, files, func(r *reply) bool { return r.Started })
 	if err == nil {
@@ -296,20 +290,20 @@ func (p *Process) exec(c *Command) error {
 // call sends msg and waits for the reply that ok accepts.
 func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
 	if err := send(p.conn, msg, files...); err != nil {
-		return &Error{Layer: "init", Err: err}
+		return &Error{Layer: LayerInit, Err: err}
 	}
 	var r reply
 	if _, err := recv(p.conn, &r); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = errors.New("sandbox init exited during setup")
 		}
-		return &Error{Layer: "init", Err: err}
+		return &Error{Layer: LayerInit, Err: err}
 	}
 	if r.Fail != nil {
 		return r.Fail.err()
 	}
 	if !ok(&r) {
-		return &Error{Layer: "init", Err: fmt.Errorf("unexpected reply %+v", r)}
+		return &Error{Layer: LayerInit, Err: fmt.Errorf("unexpected reply %+v", r)}
 	}
 	return nil
 }
@@ -420,7 +414,7 @@ func (p *Process) Wait() (Exit, error) {
 		return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
 	}
 	if ws := <-p.exit; !ws.Signaled() || ws.Signal() != unix.SIGKILL {
-		return Exit{}, &Error{Layer: "init", Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
+		return Exit{}, &Error{Layer: LayerInit, Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
 	}
 	return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
 }
@@ -462,5 +456,17 @@ func waitReadable(fd int) error {
 		if err != unix.EINTR {
 			return os.NewSyscallError("poll pidfd", err)
 		}
+	}
+}
+
+// Input is what the sandbox's mount tree and Landlock rules are built from:
+// the workspace first among the writable roots.
+func (o Options) Input() mounts.Input {
+	return mounts.Input{
+		Writable:  append([]string{o.Workspace}, o.Writable...),
+		ReadOnly:  o.ReadOnly,
+		Hidden:    o.Hidden,
+		Protected: o.Protected,
+		Overlays:  o.Overlays,
 	}
 }

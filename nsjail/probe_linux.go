@@ -18,47 +18,48 @@ import (
 )
 
 // The probe finds out which namespace features this host grants. The
-// caller starts ProbeName with a plain vfork (cheap from any heap); it
-// clones ProbeNSName into the namespaces a sandbox uses, which tries each
+// caller starts probeName with a plain vfork (cheap from any heap); it
+// clones probeNSName into the namespaces a sandbox uses, which tries each
 // mount the init needs and reports back.
 const (
-	ProbeName   = "__sandbox-probe"
-	ProbeNSName = "__sandbox-probe-ns"
+	probeName   = "__sandbox-probe"
+	probeNSName = "__sandbox-probe-ns"
 )
 
-// Check is the outcome of one probe step.
-type Check struct {
+// check is the outcome of one probe step.
+type check struct {
 	OK    bool
 	Err   string        `json:",omitempty"`
 	Errno syscall.Errno `json:",omitempty"`
 }
 
-func checkOf(err error) Check {
+func checkOf(err error) check {
 	if err == nil {
-		return Check{OK: true}
+		return check{OK: true}
 	}
-	c := Check{Err: err.Error()}
+	c := check{Err: err.Error()}
 	errors.As(err, &c.Errno)
 	return c
 }
 
-// ProbeResult says what the namespace features did.
-type ProbeResult struct {
-	UserNS  Check // clone(CLONE_NEWUSER)
-	MountNS Check // clone(CLONE_NEWNS), then mounting in it
-	PIDNS   Check // clone(CLONE_NEWPID)
-	NetNS   Check // unshare(CLONE_NEWNET) and bringing lo up
-	Proc    Check // a fresh procfs
-	Overlay Check // overlayfs inside the user namespace
+// probeResult says what the namespace features did.
+type probeResult struct {
+	UserNS  check // clone(CLONE_NEWUSER)
+	MountNS check // clone(CLONE_NEWNS), then mounting in it
+	PIDNS   check // clone(CLONE_NEWPID)
+	NetNS   check // unshare(CLONE_NEWNET) and bringing lo up
+	Proc    check // a fresh procfs
+	Overlay check // overlayfs inside the user namespace
 	// KernelObjects is clone(CLONE_NEWIPC|CLONE_NEWUTS|CLONE_NEWCGROUP).
-	KernelObjects Check
+	KernelObjects check
 }
 
-// Probe runs the probe. It takes a few milliseconds; callers cache it.
-func Probe() (*ProbeResult, error) {
+// runProbe runs the probe in a re-executed child. It takes a few
+// milliseconds; callers cache it.
+func runProbe() (*probeResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, reexec.Self, ProbeName)
+	cmd := exec.CommandContext(ctx, reexec.Self, probeName)
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}
 	var stderr bytes.Buffer
@@ -67,7 +68,7 @@ func Probe() (*ProbeResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("probe: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	var r ProbeResult
+	var r probeResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -77,10 +78,10 @@ func Probe() (*ProbeResult, error) {
 // probeMain clones the inner probe with the sandbox's namespace flags. When
 // that fails it narrows down which namespace the host refuses.
 func probeMain([]string) int {
-	var r ProbeResult
+	var r probeResult
 	out, err := runProbeNS(sandboxNS, "check")
 	if err == nil && json.Unmarshal(out, &r) == nil {
-		r.UserNS, r.KernelObjects = Check{OK: true}, Check{OK: true}
+		r.UserNS, r.KernelObjects = check{OK: true}, check{OK: true}
 	} else {
 		r = narrow(err)
 	}
@@ -89,8 +90,8 @@ func probeMain([]string) int {
 }
 
 // narrow clones one namespace at a time after the full clone failed.
-func narrow(full error) ProbeResult {
-	r := ProbeResult{UserNS: checkOf(cloneOnly(unix.CLONE_NEWUSER))}
+func narrow(full error) probeResult {
+	r := probeResult{UserNS: checkOf(cloneOnly(unix.CLONE_NEWUSER))}
 	if !r.UserNS.OK {
 		r.MountNS, r.PIDNS, r.KernelObjects = r.UserNS, r.UserNS, r.UserNS
 	} else {
@@ -100,7 +101,7 @@ func narrow(full error) ProbeResult {
 		if r.MountNS.OK && r.PIDNS.OK && !r.KernelObjects.OK {
 			// The rest can still be tried, for the doctor to name only
 			// what is missing.
-			var rest ProbeResult
+			var rest probeResult
 			out, err := runProbeNS(sandboxNS&^kernelObjectNS, "check")
 			if err == nil && json.Unmarshal(out, &rest) == nil {
 				rest.UserNS, rest.KernelObjects = r.UserNS, r.KernelObjects
@@ -111,7 +112,7 @@ func narrow(full error) ProbeResult {
 			r.MountNS = checkOf(full) // each alone works; together they do not
 		}
 	}
-	skipped := Check{Err: "not tried: no user, mount and PID namespaces"}
+	skipped := check{Err: "not tried: no user, mount and PID namespaces"}
 	r.NetNS, r.Proc, r.Overlay = skipped, skipped, skipped
 	return r
 }
@@ -124,7 +125,7 @@ func cloneOnly(flags uintptr) error {
 // runProbeNS runs the inner probe in new namespaces, mapped to our own ids.
 func runProbeNS(flags uintptr, mode string) ([]byte, error) {
 	uid, gid := os.Getuid(), os.Getgid()
-	cmd := exec.Command(reexec.Self, ProbeNSName, mode)
+	cmd := exec.Command(reexec.Self, probeNSName, mode)
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  flags,
@@ -148,7 +149,7 @@ func probeNSMain(args []string) int {
 		return 0
 	}
 	runtime.LockOSThread() // unshare(CLONE_NEWNET) changes this thread only
-	var r ProbeResult
+	var r probeResult
 	r.PIDNS = checkOf(nil)
 	if os.Getpid() != 1 {
 		r.PIDNS = checkOf(errors.New("not PID 1 after clone(CLONE_NEWPID)"))

@@ -265,7 +265,7 @@ func TestSpawnerDeathHeals(t *testing.T) {
 	}
 	if err := run(); err != nil {
 		var e *Error
-		if errors.As(err, &e) && e.Layer == "namespaces" {
+		if errors.As(err, &e) && e.Layer == LayerNamespaces {
 			t.Skip("this host cannot clone sandboxes: " + err.Error())
 		}
 		require.NoError(t, err)

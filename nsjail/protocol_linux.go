@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -84,16 +85,19 @@ type reply struct {
 
 // failure is an error that crossed the socket.
 type failure struct {
-	Layer string // "mount", "network", "exec", ...
+	Layer Layer
 	Path  string `json:",omitempty"`
 	Msg   string
 	Errno uintptr `json:",omitempty"`
+	// Code classifies the failure for the caller; Msg is for people only.
+	Code failCode `json:",omitempty"`
 }
 
-// Error is a failure reported by the init: the layer that failed and the
-// path involved.
+// Error is a failure of a sandbox: the layer that failed and the path
+// involved. A failure with a code wraps lookpath's matching error, for
+// errors.Is.
 type Error struct {
-	Layer string
+	Layer Layer
 	Path  string
 	Err   error
 }
@@ -108,7 +112,14 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (f *failure) err() error {
-	return &Error{Layer: f.Layer, Path: f.Path, Err: &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}}
+	var err error = &remoteError{msg: f.Msg, errno: syscall.Errno(f.Errno)}
+	switch f.Code {
+	case codeNotFound:
+		err = lookpath.ErrNotFound
+	case codeNotExecutable:
+		err = lookpath.ErrNotExecutable
+	}
+	return &Error{Layer: f.Layer, Path: f.Path, Err: err}
 }
 
 // remoteError is an error from the init: its text, and its errno for
@@ -127,7 +138,7 @@ func (e *remoteError) Unwrap() error {
 	return e.errno
 }
 
-func failureOf(layer, path string, err error) *failure {
+func failureOf(layer Layer, path string, err error) *failure {
 	f := &failure{Layer: layer, Path: path, Msg: err.Error()}
 	var me *mounts.Error
 	if errors.As(err, &me) {
@@ -144,9 +155,9 @@ func failureOf(layer, path string, err error) *failure {
 // maxMessage bounds one message; plans are a few kilobytes.
 const maxMessage = 256 << 10
 
-// MaxFiles is the most descriptors one message carries (the kernel's
+// maxFiles is the most descriptors one message carries (the kernel's
 // SCM_MAX_FD): a command's three stdio files and its extra files.
-const MaxFiles = 253
+const maxFiles = 253
 
 // buffers recycles receive buffers: allocating maxMessage per message would
 // make the caller collect garbage about once per spawn.
@@ -222,7 +233,7 @@ func recv(c *conn, v any) ([]*os.File, error) {
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := *bp
-	oob := make([]byte, unix.CmsgSpace(MaxFiles*4))
+	oob := make([]byte, unix.CmsgSpace(maxFiles*4))
 	var n, oobn, flags int
 	var err error
 	for {

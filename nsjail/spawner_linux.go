@@ -14,8 +14,8 @@ import (
 	"github.com/corralhq/corral/reexec"
 )
 
-// SpawnerName is the hidden subcommand of the spawner process.
-const SpawnerName = "__sandbox-spawner"
+// spawnerName is the hidden subcommand of the spawner process.
+const spawnerName = "__sandbox-spawner"
 
 // spawnReq asks the spawner for a fresh init.
 type spawnReq struct {
@@ -41,7 +41,7 @@ func spawnerMain([]string) int {
 	conn, err := fileConn(os.NewFile(initFd, "corral-spawner"))
 	closeInherited() // nothing the caller leaked reaches the inits
 	if err != nil {
-		os.Stderr.WriteString("corral: " + SpawnerName + " is started by corral itself, not by hand\n")
+		os.Stderr.WriteString("corral: " + spawnerName + " is started by corral itself, not by hand\n")
 		return 1
 	}
 	var wmu sync.Mutex
@@ -154,7 +154,7 @@ func (s *spawner) startProcess() error {
 	defer theirs.Close()
 	cmd := &exec.Cmd{
 		Path:        reexec.Self,
-		Args:        []string{reexec.Self, SpawnerName},
+		Args:        []string{reexec.Self, spawnerName},
 		Env:         []string{},
 		Stderr:      os.Stderr,
 		ExtraFiles:  []*os.File{theirs},
@@ -242,10 +242,10 @@ func (s *spawner) clone(netNone bool) (*conn, int, error) {
 // Register adds the init and spawner entrypoints to the reexec registry.
 func Register() {
 	registerOnce.Do(func() {
-		reexec.Register(InitName, initMain)
-		reexec.Register(SpawnerName, spawnerMain)
-		reexec.Register(ProbeName, probeMain)
-		reexec.Register(ProbeNSName, probeNSMain)
+		reexec.Register(initName, initMain)
+		reexec.Register(spawnerName, spawnerMain)
+		reexec.Register(probeName, probeMain)
+		reexec.Register(probeNSName, probeNSMain)
 	})
 }
 

@@ -10,11 +10,6 @@ import (
 	"github.com/corralhq/corral/mounts"
 )
 
-// layerStale names the failure of a sandbox built ahead whose mounts the
-// host has undone since (a path replaced or removed): the jail discards it
-// and builds a fresh one.
-const layerStale = "stale"
-
 // guardMountNamespaces is the limit on mount namespaces in a guarded
 // sandbox's user namespace instead of 0: the kernel counts each detached
 // mount tree (open_tree, fsmount) as an anonymous mount namespace until it
@@ -78,9 +73,9 @@ func rootGone(s *setup, err error) *failure {
 	if !errors.As(err, &me) || me.Kind != mounts.Bind || !errors.Is(err, unix.ENOENT) {
 		return nil
 	}
-	layer := "writable path"
+	layer := LayerWritablePath
 	if me.Path == s.Workspace {
-		layer = "workspace"
+		layer = LayerWorkspace
 	}
 	return &failure{Layer: layer, Path: me.Path, Msg: "no longer exists on the host", Errno: uintptr(unix.ENOENT)}
 }
@@ -94,7 +89,7 @@ func guardMounts(s *setup) *failure {
 	}
 	g, err := mounts.NewGuard(s.Plan)
 	if err != nil {
-		return failureOf("mount", "", err)
+		return failureOf(LayerMount, "", err)
 	}
 	s.guard = g
 	return nil
@@ -108,7 +103,7 @@ func checkTaken(s *setup) *failure {
 		return nil
 	}
 	if lost := s.guard.Lost(); len(lost) > 0 {
-		return &failure{Layer: layerStale, Path: lost[0].Path,
+		return &failure{Layer: LayerStale, Path: lost[0].Path,
 			Msg: lost[0].Kind.String() + ": replaced or removed on the host since the sandbox was built"}
 	}
 	return nil
@@ -206,11 +201,11 @@ func liftedFailure() *failure {
 	if lifted.err == nil {
 		return nil
 	}
-	f := failureOf("mount", "", lifted.err)
+	f := failureOf(LayerMount, "", lifted.err)
 	f.Msg += " (lifted on the host and not restored: the command was killed)"
 	var me *mounts.Error
 	if !errors.As(lifted.err, &me) {
-		f.Layer = "mount watch"
+		f.Layer = LayerMountWatch
 	}
 	return f
 }

@@ -14,6 +14,11 @@
 // Entrypoints run after every package init() of the binary. Anything that must
 // happen before the Go runtime starts threads (unshare of a user namespace, for
 // example) cannot be done here.
+//
+// This package is an implementation part of corral, top-level so its
+// design can be read and tested on its own. It carries no compatibility
+// promise: its API changes with corral's needs. Programs use package
+// corral.
 package reexec
 
 import (
@@ -47,8 +52,8 @@ func Register(name string, fn Entrypoint) {
 	entries[name] = fn
 }
 
-// Lookup returns the entrypoint registered under name.
-func Lookup(name string) (Entrypoint, bool) {
+// lookup returns the entrypoint registered under name.
+func lookup(name string) (Entrypoint, bool) {
 	mu.RLock()
 	defer mu.RUnlock()
 	fn, ok := entries[name]
@@ -62,7 +67,7 @@ func Dispatch() bool {
 	if len(os.Args) < 2 {
 		return false
 	}
-	fn, ok := Lookup(os.Args[1])
+	fn, ok := lookup(os.Args[1])
 	if !ok {
 		return false
 	}

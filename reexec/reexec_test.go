@@ -20,9 +20,9 @@ func TestRegisterRejectsDuplicates(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	Register("__reexec-test-lookup", func(args []string) int { return len(args) })
-	fn, ok := Lookup("__reexec-test-lookup")
+	fn, ok := lookup("__reexec-test-lookup")
 	require.True(t, ok)
 	assert.Equal(t, 2, fn([]string{"a", "b"}))
-	_, ok = Lookup("__missing")
+	_, ok = lookup("__missing")
 	assert.False(t, ok)
 }

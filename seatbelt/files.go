@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Parameter names, by role. Those that can repeat get a _N suffix.
@@ -175,7 +177,7 @@ func (g *generator) network(in Input) {
 }
 
 func insideAny(p string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+	return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
 }
 
 func depth(p string) int {

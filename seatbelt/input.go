@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Input describes one sandboxed command. Paths must be absolute and clean,
@@ -78,7 +80,7 @@ func (in Input) checkHidden() error {
 			return invalid("Hidden", h, "cannot hide the root")
 		}
 		for _, p := range others {
-			if within(p, h) {
+			if pathtree.Within(p, h) {
 				return invalid("Hidden", h, fmt.Sprintf("contains %s, which is also configured", p))
 			}
 		}
@@ -132,16 +134,11 @@ var aliases = []string{"/tmp", "/var", "/etc"}
 // still right. Other paths are returned unchanged.
 func Canonical(p string) string {
 	for _, a := range aliases {
-		if within(p, a) {
+		if pathtree.Within(p, a) {
 			return "/private" + p
 		}
 	}
 	return p
-}
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
 }
 
 func invalid(field, value, reason string) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/environ"
 	"github.com/corralhq/corral/internal/lookpath"
 )
 
@@ -75,7 +76,7 @@ func (r *runner) timeout(seconds int) (time.Duration, error) {
 func (r *runner) environ(base, extra []string) []string {
 	env := slices.Clone(base)
 	for _, kv := range extra {
-		env = setEnv(env, kv)
+		env = environ.Set(env, kv)
 	}
 	if r.opts.ToolsBin == "" {
 		return env
@@ -84,7 +85,7 @@ func (r *runner) environ(base, extra []string) []string {
 	if !ok || path == "" {
 		path = defaultPath
 	}
-	return setEnv(env, "PATH="+r.opts.ToolsBin+":"+path)
+	return environ.Set(env, "PATH="+r.opts.ToolsBin+":"+path)
 }
 
 // run runs inv in the sandbox. The timeout is a context on the command, so
@@ -140,16 +141,4 @@ func lookupEnv(env []string, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// setEnv replaces every kv's variable in env, or appends it.
-func setEnv(env []string, kv string) []string {
-	name, _, _ := strings.Cut(kv, "=")
-	out := env[:0]
-	for _, old := range env {
-		if n, _, _ := strings.Cut(old, "="); n != name {
-			out = append(out, old)
-		}
-	}
-	return append(out, kv)
 }

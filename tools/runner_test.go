@@ -70,10 +70,10 @@ func TestEnvironPath(t *testing.T) {
 		want     []string
 	}{
 		{"no tools bin", "", []string{"PATH=/usr/bin", "HOME=/h"}, nil, []string{"PATH=/usr/bin", "HOME=/h"}},
-		{"prepended", "/i/tools/bin", []string{"PATH=/usr/bin", "HOME=/h"}, nil, []string{"HOME=/h", "PATH=/i/tools/bin:/usr/bin"}},
+		{"prepended", "/i/tools/bin", []string{"PATH=/usr/bin", "HOME=/h"}, nil, []string{"PATH=/i/tools/bin:/usr/bin", "HOME=/h"}},
 		{"no PATH", "/i/tools/bin", []string{"HOME=/h"}, nil, []string{"HOME=/h", "PATH=/i/tools/bin:" + defaultPath}},
 		{"call sets PATH", "/i/tools/bin", []string{"PATH=/usr/bin"}, []string{"PATH=/opt/bin"}, []string{"PATH=/i/tools/bin:/opt/bin"}},
-		{"call adds a variable", "", []string{"A=1"}, []string{"B=2", "A=3"}, []string{"B=2", "A=3"}},
+		{"call adds a variable", "", []string{"A=1"}, []string{"B=2", "A=3"}, []string{"A=3", "B=2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func TestBenchErrorExitStatuses(t *testing.T) {
 		code int
 	}{
 		{&bench.SandboxError{Op: "spawn /bin/true", Err: errors.New("no user namespaces")}, exitSetup},
-		{&corral.SetupError{Layer: "mounts", Err: errors.New("denied")}, exitSetup},
+		{&corral.SetupError{Layer: corral.LayerMount, Err: errors.New("denied")}, exitSetup},
 		{&corral.ConfigError{Field: "Workspace", Reason: "required"}, exitSetup},
 		{errors.New("bwrap not found"), 1},
 	} {

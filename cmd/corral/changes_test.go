@@ -177,7 +177,7 @@ func TestProfileChangeset(t *testing.T) {
 	out, errOut, code := cli(t, ws, "profile", "--platform", "linux", "--changeset", dir, "--review")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "overlay  "+ws+" (changes in "+filepath.Join(dir, "roots", "0", "upper")+")")
-	assert.Contains(t, out, "  overlay          workspace writes kept in the changeset")
+	assert.Contains(t, out, "  overlayfs          workspace writes kept in the changeset")
 	_, err := os.Stat(dir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "profile creates nothing")
 

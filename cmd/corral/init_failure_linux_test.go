@@ -83,7 +83,7 @@ var cliRungs = []struct {
 	disable string
 }{
 	{corral.RungFull, ""},
-	{corral.RungLandlock, corral.LayerUserNS},
+	{corral.RungLandlock, string(corral.LayerUserNS)},
 }
 
 // startCLI starts `corral run` on rung r with the given command and waits

@@ -13,9 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
-	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/guard"
-	"github.com/corralhq/corral/mounts"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -67,6 +65,10 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if err != nil {
 		return f.configFailure(err)
 	}
+	plan, err := cfg.MountPlan()
+	if err != nil {
+		return f.configFailure(err)
+	}
 	if cfg, err = cfg.Resolved(); err != nil {
 		return f.configFailure(err)
 	}
@@ -76,7 +78,7 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		}
 		return printSeatbelt(w, cfg, hidden)
 	}
-	printLinux(w, cfg, hidden)
+	printLinux(w, cfg, hidden, plan)
 	return nil
 }
 
@@ -92,40 +94,38 @@ func printHidden(w io.Writer, prefix string, hidden []string) {
 	}
 }
 
-// layer is one protection of the Linux backend, as profile lists it.
+// layer is one protection of the Linux backend, as profile lists it, under
+// its corral.Layer name.
 type layer struct {
-	name string
+	name corral.Layer
 	what string
 	when func(corral.Config) bool // nil: always
 }
 
 // linuxLayers are the Linux backend's layers, outermost first.
 var linuxLayers = []layer{
-	{name: "user namespace", what: "runs as the caller's uid, no capabilities on the host"},
-	{name: "mount namespace", what: "read-only host root, private /tmp, minimal /dev, the mounts below"},
-	{name: "pid namespace", what: "host processes invisible; everything ends with the command"},
-	{name: "net namespace", what: "loopback only, no route out (--net none)",
+	{name: corral.LayerUserNS, what: "runs as the caller's uid, no capabilities on the host"},
+	{name: corral.LayerMountNS, what: "read-only host root, private /tmp, minimal /dev, the mounts below"},
+	{name: corral.LayerPIDNS, what: "host processes invisible; everything ends with the command"},
+	{name: corral.LayerKernelNS, what: "no host System V IPC or POSIX message queues, own host name and cgroup view"},
+	{name: corral.LayerProc, what: "a fresh /proc for the sandbox's processes only"},
+	{name: corral.LayerNetNS, what: "loopback only, no route out (--net none)",
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
-	{name: "overlay", what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
+	{name: corral.LayerOverlay, what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
 		when: func(c corral.Config) bool { return c.Changeset != "" }},
-	{name: "landlock", what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
-	{name: "seccomp", what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
+	{name: corral.LayerLandlock, what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
+	{name: corral.LayerSeccomp, what: "no mount, namespace, keyring, bpf, ptrace or io_uring calls, no TIOCSTI, no unix sockets unless allowed"},
 }
 
-func printLinux(w io.Writer, cfg corral.Config, hidden []string) {
+// printLinux prints the Linux backend's layers and plan, the mounts
+// corral.Config.MountPlan says the backend makes.
+func printLinux(w io.Writer, cfg corral.Config, hidden, plan []string) {
 	fmt.Fprintln(w, "layers:")
 	for _, l := range linuxLayers {
 		if l.when == nil || l.when(cfg) {
-			fmt.Fprintf(w, "  %-16s %s\n", l.name, l.what)
+			fmt.Fprintf(w, "  %-18s %s\n", l.name, l.what)
 		}
 	}
-	plan := mounts.Build(mounts.Input{
-		Writable:  append([]string{cfg.Workspace}, cfg.WritablePaths...),
-		ReadOnly:  cfg.ReadOnlyPaths,
-		Hidden:    append(slices.Clone(cfg.HiddenPaths), hidden...),
-		Protected: cfg.Protected(),
-		Overlays:  changesetOverlay(cfg),
-	})
 	fmt.Fprintln(w)
 	printHidden(w, "", hidden)
 	if len(cfg.PolicyFiles) > 0 {
@@ -135,7 +135,7 @@ func printLinux(w io.Writer, cfg corral.Config, hidden []string) {
 		}
 	}
 	fmt.Fprintln(w, "\nmounts, in order (pin: only if the path exists when the command starts):")
-	for _, m := range plan.Mounts {
+	for _, m := range plan {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
 	printProtected(w, cfg)
@@ -190,22 +190,4 @@ func tempDir() string {
 		return d
 	}
 	return os.TempDir()
-}
-
-// changesetOverlay are the overlays of the workspace and the
-// --changeset-writable paths when --changeset is given: where an existing
-// changeset keeps its changes, or where a new one would.
-func changesetOverlay(cfg corral.Config) []mounts.OverlayRoot {
-	if cfg.Changeset == "" {
-		return nil
-	}
-	roots := changeset.Planned(cfg.Changeset, append([]string{cfg.Workspace}, cfg.ChangesetPaths...)...)
-	if cs, err := changeset.Open(cfg.Changeset); err == nil {
-		roots = cs.Roots()
-	}
-	var out []mounts.OverlayRoot
-	for _, r := range roots {
-		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/sbplcheck"
 	"github.com/corralhq/corral/seatbelt"
 )
@@ -85,10 +86,10 @@ func TestProfileLinux(t *testing.T) {
 				"--read-only", link + "/data", "--hide", link + "/.env"}, tt.args...)
 			out, errOut, code := cli(t, real, args...)
 			require.Equal(t, 0, code, errOut)
-			for _, l := range []string{"user namespace", "mount namespace", "pid namespace", "landlock", "seccomp"} {
-				assert.Contains(t, out, l)
+			for _, l := range []corral.Layer{corral.LayerUserNS, corral.LayerMountNS, corral.LayerPIDNS, corral.LayerKernelNS, corral.LayerProc, corral.LayerLandlock, corral.LayerSeccomp} {
+				assert.Contains(t, out, string(l))
 			}
-			assert.Equal(t, tt.netNone, strings.Contains(out, "net namespace"))
+			assert.Equal(t, tt.netNone, strings.Contains(out, string(corral.LayerNetNS)))
 			for _, m := range []string{
 				"ro-root  /\n",
 				"bind     " + real,

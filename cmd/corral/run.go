@@ -254,7 +254,7 @@ func startError(err error, cwd string) error {
 	var ee *corral.ExecError
 	var se *corral.SetupError
 	switch {
-	case cwd != "" && errors.As(err, &se) && se.Layer == "workdir":
+	case cwd != "" && errors.As(err, &se) && se.Layer == corral.LayerWorkdir:
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--cwd %s: %v", cwd, se.Err)}
 	case errors.Is(err, corral.ErrNotFound):
 		return &exitError{code: exitNotFound, msg: err.Error()}

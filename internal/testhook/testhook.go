@@ -21,11 +21,14 @@ var (
 
 // Disable makes the probe report the named layers (corral.LayerUserNS, ...)
 // as unavailable until restore is called.
-func Disable(layers ...string) (restore func()) {
+func Disable[L ~string](layers ...L) (restore func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	old := disabled
-	disabled = append(slices.Clone(old), layers...)
+	disabled = slices.Clone(old)
+	for _, l := range layers {
+		disabled = append(disabled, string(l))
+	}
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()

@@ -1,4 +1,4 @@
-package corral
+package nsjail
 
 import (
 	"bufio"

@@ -1,0 +1,58 @@
+package corral
+
+import (
+	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/mounts"
+)
+
+// MountPlan returns the mounts the Linux backend makes for c on the full
+// rung, in the order it makes them, one line each (kind and path), as
+// `corral profile` prints them. It resolves c as New does and is built by
+// the same function as the sandbox's mount tree, but it creates nothing: a
+// Changeset that does not exist yet shows where a new one would keep its
+// changes. On the landlock rung there is no mount tree; on macOS the
+// Seatbelt profile takes its place.
+func (c Config) MountPlan() ([]string, error) {
+	s, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	var roots []changeset.Root
+	if c.Changeset != "" {
+		dir, err := s.changesetPath(c.Changeset)
+		if err != nil {
+			return nil, err
+		}
+		roots = changeset.Planned(dir, append([]string{s.Workspace}, s.Overlaid...)...)
+		if cs, err := changeset.Open(dir); err == nil {
+			roots = cs.Roots()
+		}
+	}
+	p := mounts.Build(mountInput(s, overlayRoots(roots)))
+	lines := make([]string, len(p.Mounts))
+	for i, m := range p.Mounts {
+		lines[i] = m.String()
+	}
+	return lines, nil
+}
+
+// mountInput is what the Linux backend's mount tree is built from: the one
+// place a resolved Config becomes mount lists, for New and MountPlan alike.
+func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
+	return mounts.Input{
+		Writable:  append([]string{s.Workspace}, s.Writable...),
+		ReadOnly:  s.ReadOnly,
+		Hidden:    s.Hidden,
+		Protected: protectedNames(s.AllowPlanting),
+		Overlays:  overlays,
+	}
+}
+
+// overlayRoots are a changeset's roots as overlay mounts.
+func overlayRoots(roots []changeset.Root) []mounts.OverlayRoot {
+	var out []mounts.OverlayRoot
+	for _, r := range roots {
+		out = append(out, mounts.OverlayRoot{Path: r.Path, Upper: r.Upper, Work: r.Work})
+	}
+	return out
+}
