@@ -214,7 +214,7 @@ func TestJailReportsTheInitsAnswer(t *testing.T) {
 	_, _, err := start(t, j, "no-such-command-anywhere")
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "exec", e.Layer)
+	assert.Equal(t, LayerExec, e.Layer)
 	assert.Equal(t, "no-such-command-anywhere", e.Path)
 }
 
@@ -417,8 +417,8 @@ func TestEntrypointsStartedByHand(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{InitName, nil, 125, "corral: __sandbox-init is started by corral itself, not by hand\n"},
-		{InitName, func(t *testing.T) *os.File {
+		{initName, nil, 125, "corral: __sandbox-init is started by corral itself, not by hand\n"},
+		{initName, func(t *testing.T) *os.File {
 			ours, theirs, err := socketPair()
 			require.NoError(t, err)
 			c, err := fileConn(ours)
@@ -428,7 +428,7 @@ func TestEntrypointsStartedByHand(t *testing.T) {
 			return theirs
 		}, 125, "corral: __sandbox-init is started by corral itself, not by hand\n"},
 		// A caller that went away before the setup is no news.
-		{InitName, func(t *testing.T) *os.File {
+		{initName, func(t *testing.T) *os.File {
 			ours, theirs, err := socketPair()
 			require.NoError(t, err)
 			ours.Close()
@@ -467,7 +467,7 @@ func TestProcessWaitInitDiedOtherwise(t *testing.T) {
 	ex, err := p.Wait()
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "init", e.Layer)
+	assert.Equal(t, LayerInit, e.Layer)
 	assert.Contains(t, err.Error(), "died while the command ran (exit status 3)")
 	assert.Zero(t, ex.Status)
 

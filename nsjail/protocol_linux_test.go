@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/corralhq/corral/internal/lookpath"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -92,14 +93,14 @@ func TestProtocolCarriesMaxFiles(t *testing.T) {
 	null, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	defer null.Close()
-	files := make([]*os.File, MaxFiles)
+	files := make([]*os.File, maxFiles)
 	for i := range files {
 		files[i] = null
 	}
 	require.NoError(t, send(a, control{}, files...))
 	got, err := recv(b, &control{})
 	require.NoError(t, err)
-	assert.Len(t, got, MaxFiles)
+	assert.Len(t, got, maxFiles)
 	closeFiles(got)
 }
 
@@ -110,7 +111,7 @@ func TestProtocolTooManyFilesIsAnError(t *testing.T) {
 	null, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	defer null.Close()
-	files := make([]*os.File, MaxFiles+1)
+	files := make([]*os.File, maxFiles+1)
 	for i := range files {
 		files[i] = null
 	}
@@ -130,14 +131,14 @@ func TestExecTooManyExtraFiles(t *testing.T) {
 	null, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	defer null.Close()
-	extra := make([]*os.File, MaxFiles-2)
+	extra := make([]*os.File, maxFiles-2)
 	for i := range extra {
 		extra[i] = null
 	}
 	err = p.exec(&Command{Path: "true", Stdio: [3]*os.File{null, null, null}, ExtraFiles: extra})
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "exec", e.Layer)
+	assert.Equal(t, LayerExec, e.Layer)
 	assert.Equal(t, "exec: 251 extra files: at most 250", err.Error())
 	assert.False(t, pending(peer), "nothing was sent")
 	assert.Equal(t, stateBuilt, p.state)
@@ -278,7 +279,7 @@ func TestCallBadReplies(t *testing.T) {
 			err = <-done
 			var e *Error
 			require.ErrorAs(t, err, &e)
-			assert.Equal(t, "init", e.Layer)
+			assert.Equal(t, LayerInit, e.Layer)
 			assert.Contains(t, err.Error(), tc.err)
 		})
 	}
@@ -292,7 +293,7 @@ func TestCallToAClosedInit(t *testing.T) {
 	err := p.call(&setup{}, nil, func(r *reply) bool { return r.Ready })
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "init", e.Layer)
+	assert.Equal(t, LayerInit, e.Layer)
 }
 
 // A failure crosses the socket with its layer, path and errno: errors.Is
@@ -311,9 +312,9 @@ func TestFailureCrossesTheSocket(t *testing.T) {
 		{"no path", failureOf("privileges", "", errors.New("capset refused")),
 			"privileges: capset refused", 0},
 		{"exec", execFailure("nope", &os.PathError{Op: "fork/exec", Path: "/x/nope", Err: unix.ENOENT}),
-			"exec nope: " + msgNotFound, 0},
+			"exec nope: " + lookpath.ErrNotFound.Error(), 0},
 		{"not executable", execFailure("f", &os.PathError{Op: "fork/exec", Path: "/x/f", Err: unix.EACCES}),
-			"exec f: " + msgNotExecutable, 0},
+			"exec f: " + lookpath.ErrNotExecutable.Error(), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := connPair(t)

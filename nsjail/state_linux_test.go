@@ -63,7 +63,7 @@ func TestProcessExecRefused(t *testing.T) {
 	err = <-done
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "exec", e.Layer)
+	assert.Equal(t, LayerExec, e.Layer)
 	assert.Equal(t, stateBuilt, p.state)
 }
 
@@ -111,7 +111,7 @@ func TestProcessWaitWithFailure(t *testing.T) {
 	ex, err := p.Wait()
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, "mount", e.Layer)
+	assert.Equal(t, LayerMount, e.Layer)
 	assert.Equal(t, "/w", e.Path)
 	assert.Equal(t, unix.SIGKILL, ex.Status.Signal())
 }

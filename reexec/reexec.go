@@ -52,8 +52,9 @@ func Register(name string, fn Entrypoint) {
 	entries[name] = fn
 }
 
-// lookup returns the entrypoint registered under name.
-func lookup(name string) (Entrypoint, bool) {
+// Lookup returns the entrypoint registered under name (for the test
+// coverage of re-executed children, internal/childcover).
+func Lookup(name string) (Entrypoint, bool) {
 	mu.RLock()
 	defer mu.RUnlock()
 	fn, ok := entries[name]
@@ -67,7 +68,7 @@ func Dispatch() bool {
 	if len(os.Args) < 2 {
 		return false
 	}
-	fn, ok := lookup(os.Args[1])
+	fn, ok := Lookup(os.Args[1])
 	if !ok {
 		return false
 	}

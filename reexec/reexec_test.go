@@ -20,9 +20,9 @@ func TestRegisterRejectsDuplicates(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	Register("__reexec-test-lookup", func(args []string) int { return len(args) })
-	fn, ok := lookup("__reexec-test-lookup")
+	fn, ok := Lookup("__reexec-test-lookup")
 	require.True(t, ok)
 	assert.Equal(t, 2, fn([]string{"a", "b"}))
-	_, ok = lookup("__missing")
+	_, ok = Lookup("__missing")
 	assert.False(t, ok)
 }
