@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +34,11 @@ type Session struct {
 	// reuse; reuse is set on that walk.
 	dirs  map[string]dirState
 	reuse bool
-	tmpfs int // detached tmpfs holding the stages' upper layers, or -1
+	// anywhere are the names in force marked Anywhere; buf is the
+	// walk's getdents buffer.
+	anywhere map[string]bool
+	buf      []byte
+	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
 }
@@ -212,39 +218,124 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	}
 	if d, ok := s.dirs[rel]; ok && s.reuse && d.ino == st.Ino && d.ctime == st.Ctim {
 		for _, sub := range d.subdirs {
-			s.walk(root, dir+"/"+sub, roots, fn)
+			s.walk(root, join(dir, sub), roots, fn)
 		}
 		return
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	names, subdirs, ok := s.list(dir, top)
+	if !ok {
 		return
 	}
-	var subdirs []string
-	for _, e := range ents {
-		p := path.Join(dir, e.Name())
+	for _, n := range names {
+		p := join(dir, n)
 		if slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
 			continue
 		}
-		if en, ok := Lookup(e.Name()); ok && en.Anywhere && slices.Contains(s.names, e.Name()) {
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) == nil {
-				fn(p, &st)
-			}
-			continue
-		}
-		if e.Type().IsDir() && e.Name() != GitDir && (!top || e.Name() != HeldDir) &&
-			!slices.Contains(roots, p) {
-			subdirs = append(subdirs, e.Name())
-			s.walk(root, p, roots, fn)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			fn(p, &st)
 		}
 	}
+	kept := subdirs[:0]
+	for _, n := range subdirs {
+		p := join(dir, n)
+		if slices.Contains(roots, p) || slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
+			continue
+		}
+		kept = append(kept, n)
+		s.walk(root, p, roots, fn)
+	}
+	subdirs = kept
 	// A change within the timestamp granularity of the walk could keep
 	// the ctime: only directories changed well before are reused.
 	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
 		s.dirs[rel] = dirState{ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
 	}
 }
+
+// list reads dir's entries straight from getdents, using the type each
+// entry carries rather than a stat of it (an lstat only where the
+// filesystem gives no type): the protected names marked Anywhere that are
+// in force, and the subdirectories to descend into (not git directories,
+// and not HeldDir at the top of a root). A workspace holds far more plain
+// files than anything else, and those cost no allocation.
+func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer unix.Close(fd)
+	if s.anywhere == nil {
+		s.anywhere = map[string]bool{}
+		for _, n := range s.names {
+			if e, ok := Lookup(n); ok && e.Anywhere {
+				s.anywhere[n] = true
+			}
+		}
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, 32<<10)
+	}
+	for {
+		n, err := unix.Getdents(fd, s.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		if n <= 0 {
+			return names, subdirs, true
+		}
+		for b := s.buf[:n]; len(b) >= direntName; {
+			reclen := int(b[direntReclen]) | int(b[direntReclen+1])<<8
+			if reclen < direntName || reclen > len(b) {
+				return nil, nil, false
+			}
+			name := b[direntName:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			typ := b[direntType]
+			b = b[reclen:]
+			if len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if s.anywhere[string(name)] {
+				names = append(names, string(name))
+				continue
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+					typ = unix.DT_DIR
+				}
+			}
+			if typ == unix.DT_DIR && string(name) != GitDir && (!top || string(name) != HeldDir) {
+				subdirs = append(subdirs, string(name))
+			}
+		}
+	}
+}
+
+// join is path.Join for a clean dir and a plain name, without cleaning.
+func join(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// The layout of struct linux_dirent64: d_ino, d_off, d_reclen, d_type,
+// then the name, NUL-terminated.
+const (
+	direntReclen = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntType   = int(unsafe.Offsetof(unix.Dirent{}.Type))
+	direntName   = int(unsafe.Offsetof(unix.Dirent{}.Name))
+)
 
 // gitdirOf returns the git directory a .git file or link names, resolved.
 func gitdirOf(p string, st *unix.Stat_t) string {
