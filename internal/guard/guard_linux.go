@@ -260,7 +260,14 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 // and not HeldDir at the top of a root). A workspace holds far more plain
 // files than anything else, and those cost no allocation.
 func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	// The top may be reached through a link (the view at exit is
+	// /proc/self/fd/N); below it, a directory replaced by a link since
+	// its parent was read is not followed.
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !top {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(dir, flags, 0)
 	if err != nil {
 		return nil, nil, false
 	}
