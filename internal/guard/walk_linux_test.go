@@ -3,6 +3,7 @@ package guard
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -42,4 +43,22 @@ func TestWalkAtExitSeesWhatChanged(t *testing.T) {
 		filepath.Join(root, "a/b/c/.claude"),
 		filepath.Join(root, "x/.mcp.json"), filepath.Join(root, "a/new/.git"),
 	}, after)
+}
+
+// TestWalkThroughView walks a root reached through /proc/self/fd/N, as the
+// walk at exit reaches a root's clone, and finds what lies below it; a
+// subdirectory replaced by a link is not followed.
+func TestWalkThroughView(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "a/.claude"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, ".vscode"), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(root, "link")))
+	fd, err := unix.Open(root, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { unix.Close(fd) })
+	view := "/proc/self/fd/" + strconv.Itoa(fd)
+	s := &Session{names: Names()}
+	var found []string
+	s.walk(view, view, nil, func(p string, _ *unix.Stat_t) { found = append(found, p) })
+	assert.Equal(t, []string{view + "/a/.claude"}, found)
 }
