@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -295,7 +296,7 @@ func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) 
 			return names, subdirs, true
 		}
 		for b := s.buf[:n]; len(b) >= direntName; {
-			reclen := int(b[direntReclen]) | int(b[direntReclen+1])<<8
+			reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
 			if reclen < direntName || reclen > len(b) {
 				return nil, nil, false
 			}
