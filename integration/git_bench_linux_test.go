@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,8 +20,11 @@ import (
 
 // BenchmarkGitCommit commits one change inside a sandbox on a repository
 // of about 10k objects, with its .git staged and merged back, with .git
-// left writable as is, and under plain bubblewrap. scripts/bench-git.sh
-// measures the same through the CLI.
+// left writable as is, and under bubblewrap with the same isolation
+// (read-only root, the workspace writable, /dev, /proc, a private /tmp,
+// user and PID namespaces). scripts/bench-git.sh measures the same through
+// the CLI. The paired run alternates a staged commit with one under
+// bubblewrap and reports the medians and the median ratio.
 func BenchmarkGitCommit(b *testing.B) {
 	ws, err := filepath.EvalSymlinks(b.TempDir())
 	require.NoError(b, err)
@@ -56,16 +61,47 @@ func BenchmarkGitCommit(b *testing.B) {
 			}
 		})
 	}
-	b.Run("bwrap", func(b *testing.B) {
+	bwrapCommit := func(b *testing.B) {
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
 			b.Skip("bwrap not installed")
 		}
+		cmd := exec.Command(bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+			"--bind", ws, ws, "--unshare-user", "--unshare-pid", "--new-session", "--die-with-parent", "sh", "-c", commit)
+		cmd.Dir, cmd.Env = ws, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(b, err, "%s", out)
+	}
+	b.Run("bwrap", func(b *testing.B) {
 		for b.Loop() {
-			cmd := exec.Command(bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "sh", "-c", commit)
-			cmd.Dir, cmd.Env = ws, env
+			bwrapCommit(b)
+		}
+	})
+	// One staged commit and one under bwrap in turn, so that a machine
+	// whose load drifts slows both alike: the medians of each and of the
+	// pairs' ratios.
+	b.Run("paired", func(b *testing.B) {
+		cfg := corral.Config{Workspace: ws}
+		sandboxtest.Require(b, cfg)
+		sb, err := corral.New(cfg)
+		require.NoError(b, err)
+		defer sb.Close()
+		var tc, tb, ratio []float64
+		for b.Loop() {
+			start := time.Now()
+			cmd := sb.Command(context.Background(), "sh", "-c", commit)
+			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			require.NoError(b, err, "%s", out)
+			c := time.Since(start).Seconds() * 1000
+			start = time.Now()
+			bwrapCommit(b)
+			w := time.Since(start).Seconds() * 1000
+			tc, tb, ratio = append(tc, c), append(tb, w), append(ratio, c/w)
 		}
+		median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+		b.ReportMetric(median(tc), "corral-ms")
+		b.ReportMetric(median(tb), "bwrap-ms")
+		b.ReportMetric(median(ratio), "ratio")
 	})
 }

@@ -34,13 +34,15 @@ chmod 755 "$dir/corral"
 ws=$dir/ws
 mkdir "$ws"
 
-# as_user runs a command as the measuring user, with HOME and TMPDIR in the
-# workspace it owns.
+# as_user runs a command as the measuring user, with TMPDIR in the
+# workspace it owns and HOME beside it (corral refuses a workspace that is
+# the home).
 if [ "$(id -u)" = 0 ]; then
   user=corral-test
   id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
-  chown "$user" "$ws"
-  as_user() { runuser -u "$user" -- env HOME="$ws" TMPDIR="$ws" "$@"; }
+  mkdir "$dir/home"
+  chown "$user" "$ws" "$dir/home"
+  as_user() { runuser -u "$user" -- env HOME="$dir/home" TMPDIR="$ws" "$@"; }
 else
   user=$(id -un)
   as_user() { env TMPDIR="$ws" "$@"; }
@@ -86,7 +88,7 @@ mounts_bench() {
       mount -t tmpfs -o size=4k corral-bench "$base/m$i"
       i=$((i + 1))
     done
-    cd "$ws" && runuser -u "$user" -- env HOME="$ws" TMPDIR="$ws" "$@"
+    cd "$ws" && runuser -u "$user" -- env HOME="$ws/../home" TMPDIR="$ws" "$@"
   ' sh "$dir/mnt-$name" "$count" "$ws" "$user" "$dir/corral" bench --runs "$runs" --json >"$dir/$name.json" ||
     die "corral bench with $count extra mounts failed"
 }

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +35,14 @@ type Session struct {
 	// reuse; reuse is set on that walk.
 	dirs  map[string]dirState
 	reuse bool
-	tmpfs int // detached tmpfs holding the stages' upper layers, or -1
+	// known are the listings Prepare read, by path relative to the root,
+	// for the walk at the start to take where a directory is unchanged.
+	known map[string]dirState
+	// anywhere are the names in force marked Anywhere; buf is the
+	// walk's getdents buffer.
+	anywhere map[string]bool
+	buf      []byte
+	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
 }
@@ -44,6 +54,7 @@ type root struct {
 	path  string
 	clone int
 	dirs  map[string]dirState
+	known map[string]dirState // what Prepare's walk read
 }
 
 // stage is a git directory mounted as overlayfs while the command runs.
@@ -58,11 +69,20 @@ type stage struct {
 // granularity.
 var settled = 3 * time.Second
 
-// dirState is a directory as the walk at the start found it.
+// dirState is a directory as a walk found it: subdirs to descend into, and
+// names, the entries named as protected Anywhere by the walk's names.
 type dirState struct {
-	ino     uint64
-	ctime   unix.Timespec
-	subdirs []string
+	dev, ino uint64
+	ctime    unix.Timespec
+	subdirs  []string
+	names    []string
+}
+
+// unchanged reports whether st is the directory d describes, with the same
+// entries: adding, removing or renaming an entry changes a directory's
+// ctime, which no call can set back.
+func (d dirState) unchanged(st *unix.Stat_t) bool {
+	return d.dev == st.Dev && d.ino == st.Ino && d.ctime == st.Ctim
 }
 
 // identity tells whether an entry found at exit is the one there at start.
@@ -100,6 +120,19 @@ func Prepare(roots []string) (*Session, error) {
 	if s.degraded == nil {
 		s.degraded = s.makeTmpfs()
 	}
+	// Read the roots now, while the sandbox is built (ahead of the
+	// command, for a library's sandboxes built ahead), with every name
+	// protected: the walk when the command starts then reads again only
+	// the directories changed since.
+	var paths []string
+	for _, r := range s.roots {
+		paths = append(paths, r.path)
+	}
+	for i, r := range s.roots {
+		w := &Session{names: Names(), dirs: map[string]dirState{}}
+		w.walk(r.path, r.path, paths, func(string, *unix.Stat_t) {})
+		s.roots[i].known = w.dirs
+	}
 	return s, nil
 }
 
@@ -119,6 +152,7 @@ func (s *Session) Start(names, skip []string) error {
 	var readOnly []string
 	for i, r := range roots {
 		s.dirs = map[string]dirState{}
+		s.known = s.roots[i].known
 		s.walk(r, r, roots, func(p string, st *unix.Stat_t) {
 			s.seen[identityOf(st)] = true
 			switch {
@@ -143,6 +177,7 @@ func (s *Session) Start(names, skip []string) error {
 		})
 		s.roots[i].dirs = s.dirs
 	}
+	s.known = nil
 	if s.degraded != nil {
 		// Without a clone and a tmpfs there is no staging: git
 		// directories are read-only, and commits fail rather than land
@@ -210,41 +245,161 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	if unix.Lstat(dir, &st) != nil {
 		return
 	}
-	if d, ok := s.dirs[rel]; ok && s.reuse && d.ino == st.Ino && d.ctime == st.Ctim {
+	if d, ok := s.dirs[rel]; ok && s.reuse && d.unchanged(&st) {
 		for _, sub := range d.subdirs {
-			s.walk(root, dir+"/"+sub, roots, fn)
+			s.walk(root, join(dir, sub), roots, fn)
 		}
 		return
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	var names, subdirs []string
+	if d, ok := s.known[rel]; ok && d.unchanged(&st) {
+		names, subdirs = s.inForce(dir, top, d)
+	} else if names, subdirs, ok = s.list(dir, top); !ok {
 		return
 	}
-	var subdirs []string
-	for _, e := range ents {
-		p := path.Join(dir, e.Name())
+	found := slices.Clone(names)
+	for _, n := range names {
+		p := join(dir, n)
 		if slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
 			continue
 		}
-		if en, ok := Lookup(e.Name()); ok && en.Anywhere && slices.Contains(s.names, e.Name()) {
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) == nil {
-				fn(p, &st)
-			}
-			continue
-		}
-		if e.Type().IsDir() && e.Name() != GitDir && (!top || e.Name() != HeldDir) &&
-			!slices.Contains(roots, p) {
-			subdirs = append(subdirs, e.Name())
-			s.walk(root, p, roots, fn)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			fn(p, &st)
 		}
 	}
+	kept := subdirs[:0]
+	for _, n := range subdirs {
+		p := join(dir, n)
+		if slices.Contains(roots, p) || slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
+			continue
+		}
+		kept = append(kept, n)
+		s.walk(root, p, roots, fn)
+	}
+	subdirs = kept
 	// A change within the timestamp granularity of the walk could keep
 	// the ctime: only directories changed well before are reused.
 	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
-		s.dirs[rel] = dirState{ino: st.Ino, ctime: st.Ctim, subdirs: subdirs}
+		s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, names: found}
 	}
 }
+
+// list reads dir's entries straight from getdents, using the type each
+// entry carries rather than a stat of it (an lstat only where the
+// filesystem gives no type): the protected names marked Anywhere that are
+// in force, and the subdirectories to descend into (not git directories,
+// and not HeldDir at the top of a root). A workspace holds far more plain
+// files than anything else, and those cost no allocation.
+func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) {
+	// The top may be reached through a link (the view at exit is
+	// /proc/self/fd/N); below it, a directory replaced by a link since
+	// its parent was read is not followed.
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !top {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(dir, flags, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer unix.Close(fd)
+	s.anywhereInForce()
+	if s.buf == nil {
+		s.buf = make([]byte, 32<<10)
+	}
+	for {
+		n, err := unix.Getdents(fd, s.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		if n <= 0 {
+			return names, subdirs, true
+		}
+		for b := s.buf[:n]; len(b) >= direntName; {
+			reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
+			if reclen < direntName || reclen > len(b) {
+				return nil, nil, false
+			}
+			name := b[direntName:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			typ := b[direntType]
+			b = b[reclen:]
+			if len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			if s.anywhere[string(name)] {
+				names = append(names, string(name))
+				continue
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue
+				}
+				if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+					typ = unix.DT_DIR
+				}
+			}
+			if typ == unix.DT_DIR && string(name) != GitDir && (!top || string(name) != HeldDir) {
+				subdirs = append(subdirs, string(name))
+			}
+		}
+	}
+}
+
+// inForce turns the listing Prepare's walk, with every name protected,
+// kept of an unchanged directory into what list would return under the
+// names in force: an entry whose name is not in force is an ordinary one,
+// descended into when it is a directory.
+func (s *Session) inForce(dir string, top bool, d dirState) (names, subdirs []string) {
+	s.anywhereInForce()
+	subdirs = slices.Clone(d.subdirs)
+	for _, n := range d.names {
+		if s.anywhere[n] {
+			names = append(names, n)
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(join(dir, n), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			n != GitDir && (!top || n != HeldDir) {
+			subdirs = append(subdirs, n)
+		}
+	}
+	return names, subdirs
+}
+
+func (s *Session) anywhereInForce() {
+	if s.anywhere == nil {
+		s.anywhere = map[string]bool{}
+		for _, n := range s.names {
+			if e, ok := Lookup(n); ok && e.Anywhere {
+				s.anywhere[n] = true
+			}
+		}
+	}
+}
+
+// join is path.Join for a clean dir and a plain name, without cleaning.
+func join(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// The layout of struct linux_dirent64: d_ino, d_off, d_reclen, d_type,
+// then the name, NUL-terminated.
+const (
+	direntReclen = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntType   = int(unsafe.Offsetof(unix.Dirent{}.Type))
+	direntName   = int(unsafe.Offsetof(unix.Dirent{}.Name))
+)
 
 // gitdirOf returns the git directory a .git file or link names, resolved.
 func gitdirOf(p string, st *unix.Stat_t) string {

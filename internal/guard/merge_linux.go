@@ -296,6 +296,9 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 		return
 	}
 	defer src.Close()
+	if m.appendLog(rel, src, fi.Size()) {
+		return
+	}
 	tmp := path.Join(path.Dir(rel), ".corral-merge-"+path.Base(rel))
 	m.h.Remove(tmp)
 	dst, err := m.h.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm()&0o666)
@@ -303,7 +306,7 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 		m.drop(rel, err.Error())
 		return
 	}
-	_, err = io.Copy(dst, src)
+	err = copyData(dst, src, fi.Size())
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -317,6 +320,95 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 		m.h.Remove(tmp)
 		m.drop(rel, err.Error())
 	}
+}
+
+// appendLog lands a reflog that only grew inside (git appends to reflogs
+// and never rewrites them, except on expiry) the way git writes one: the
+// new lines appended to the host's file in one write, which spares
+// rewriting the whole log and renaming it over the old one. It reports
+// false, having changed nothing, when rel is not a reflog or the host's
+// file is not a prefix of the staged one; the caller then copies it whole.
+func (m *merger) appendLog(rel string, src *os.File, size int64) bool {
+	if !strings.HasPrefix(rel, "logs/") && !strings.Contains(rel, "/logs/") {
+		return false
+	}
+	h, err := m.h.OpenFile(rel, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer h.Close()
+	r, err := m.h.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	hi, err := h.Stat()
+	if err != nil || !hi.Mode().IsRegular() || !sameFile(hi, r) || hi.Size() >= size {
+		return false
+	}
+	if !samePrefix(r, src, hi.Size()) {
+		return false
+	}
+	tail := make([]byte, size-hi.Size())
+	if _, err := src.ReadAt(tail, hi.Size()); err != nil {
+		return false
+	}
+	n, err := h.Write(tail)
+	if err != nil && n > 0 {
+		// Part of the tail landed: the copy that follows replaces the
+		// file with the staged one as a whole.
+		return false
+	}
+	return err == nil
+}
+
+// sameFile reports whether f is the file fi describes.
+func sameFile(fi fs.FileInfo, f *os.File) bool {
+	fj, err := f.Stat()
+	return err == nil && os.SameFile(fi, fj)
+}
+
+// samePrefix reports whether the first n bytes of a and b are equal.
+func samePrefix(a, b *os.File, n int64) bool {
+	const chunk = 64 << 10
+	ba, bb := make([]byte, min(n, chunk)), make([]byte, min(n, chunk))
+	for off := int64(0); off < n; off += chunk {
+		l := min(n-off, chunk)
+		if _, err := a.ReadAt(ba[:l], off); err != nil {
+			return false
+		}
+		if _, err := b.ReadAt(bb[:l], off); err != nil {
+			return false
+		}
+		if !bytes.Equal(ba[:l], bb[:l]) {
+			return false
+		}
+	}
+	return true
+}
+
+// copyData copies size bytes of src to dst inside the kernel (sendfile
+// from the staging tmpfs to any file), falling back to a copy through
+// memory where the kernel refuses before anything was copied.
+func copyData(dst, src *os.File, size int64) error {
+	var done int64
+	for done < size {
+		n, err := unix.Sendfile(int(dst.Fd()), int(src.Fd()), nil, int(min(size-done, 1<<30)))
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil {
+			if done == 0 && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
+				_, err = io.Copy(dst, src)
+			}
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		done += int64(n)
+	}
+	return nil
 }
 
 // isWhiteout reports whether fi is overlayfs's mark of a removed file: a

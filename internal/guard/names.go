@@ -2,9 +2,10 @@
 // from changing what git, editors, agents and shells on the host run later.
 //
 // The protected entries are listed once, in [List]. At command start, each
-// writable root is walked: every repository's git directory is staged on an
-// overlay whose upper layer the host cannot see, and every other protected
-// entry that exists is bound read-only. When the command has exited and
+// writable root is walked (reading again only the directories changed since
+// Prepare read the root while the sandbox was built): every repository's
+// git directory is staged on an overlay whose upper layer the host cannot
+// see, and every other protected entry that exists is bound read-only. When the command has exited and
 // everything it started is gone, the staged changes are merged back into
 // the host's git directory through an allowlist ([Merge]), and protected
 // entries that are new or were replaced meanwhile are moved into a held
