@@ -17,6 +17,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Session is what Start set up for one command, for Finish.
@@ -260,7 +262,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	found := slices.Clone(names)
 	for _, n := range names {
 		p := join(dir, n)
-		if slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
+		if slices.ContainsFunc(s.skip, func(k string) bool { return pathtree.Within(p, k) }) {
 			continue
 		}
 		var st unix.Stat_t
@@ -271,7 +273,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	kept := subdirs[:0]
 	for _, n := range subdirs {
 		p := join(dir, n)
-		if slices.Contains(roots, p) || slices.ContainsFunc(s.skip, func(k string) bool { return within(p, k) }) {
+		if slices.Contains(roots, p) || slices.ContainsFunc(s.skip, func(k string) bool { return pathtree.Within(p, k) }) {
 			continue
 		}
 		kept = append(kept, n)
@@ -452,7 +454,7 @@ func commondirOf(gitdir string) string {
 }
 
 func inRoots(p string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+	return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
 }
 
 // stageAll mounts an overlay on each git directory, outermost first; one
@@ -462,7 +464,7 @@ func (s *Session) stageAll(dirs []string) error {
 	dirs = slices.Compact(dirs)
 	var outer []string
 	for _, d := range dirs {
-		if !slices.ContainsFunc(outer, func(o string) bool { return within(d, o) }) {
+		if !slices.ContainsFunc(outer, func(o string) bool { return pathtree.Within(d, o) }) {
 			outer = append(outer, d)
 		}
 	}
@@ -579,13 +581,13 @@ func (s *Session) Finish() []string {
 		var found []string
 		viewSkip := make([]string, 0, len(s.skip))
 		for _, k := range s.skip {
-			if within(k, r.path) {
+			if pathtree.Within(k, r.path) {
 				viewSkip = append(viewSkip, view+strings.TrimPrefix(k, r.path))
 			}
 		}
 		var viewRoots []string
 		for _, o := range roots {
-			if o != r.path && within(o, r.path) {
+			if o != r.path && pathtree.Within(o, r.path) {
 				viewRoots = append(viewRoots, view+strings.TrimPrefix(o, r.path))
 			}
 		}

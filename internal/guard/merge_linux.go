@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // Merge applies what upper, an overlayfs upper directory over the git
@@ -229,7 +231,7 @@ func (m *merger) file(rel string, fi fs.FileInfo) {
 		b, err := m.u.ReadFile(rel)
 		p := strings.TrimSpace(string(b))
 		if err != nil || !filepath.IsAbs(p) || path.Base(p) != GitDir || path.Clean(p) != p ||
-			!slices.ContainsFunc(m.roots, func(r string) bool { return within(p, r) }) {
+			!slices.ContainsFunc(m.roots, func(r string) bool { return pathtree.Within(p, r) }) {
 			m.drop(rel, "does not name a .git inside a writable path")
 			return
 		}
@@ -424,9 +426,4 @@ func opaqueDir(p string) bool {
 	var b [1]byte
 	n, err := unix.Lgetxattr(p, "user.overlay.opaque", b[:])
 	return err == nil && n == 1 && b[0] == 'y'
-}
-
-// within reports whether p is base or lies beneath it.
-func within(p, base string) bool {
-	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
 }
