@@ -108,8 +108,29 @@ func TestLayersKernelObjects(t *testing.T) {
 			assert.Equal(t, "ENOENT", r.get("shm"))
 			assert.Equal(t, "ENOENT", r.get("msg"))
 			assert.Equal(t, "/", s.inside(t, sb, nil, "cgroup").get("cgroup"), "the host's cgroup path stays outside")
+			// The cgroup path alone proves little on a host whose own path
+			// is "/": the namespaces themselves must be other than ours.
+			out, err := sb.Command(t.Context(), "readlink", "/proc/self/ns/ipc", "/proc/self/ns/uts", "/proc/self/ns/cgroup").Output()
+			require.NoError(t, err)
+			inside := strings.Fields(string(out))
+			require.Len(t, inside, 3)
+			// Control: the same probe run without the sandbox finds ours.
+			out, err = exec.Command("readlink", "/proc/self/ns/ipc", "/proc/self/ns/uts", "/proc/self/ns/cgroup").Output()
+			require.NoError(t, err)
+			outside := strings.Fields(string(out))
+			for i, ns := range []string{"ipc", "uts", "cgroup"} {
+				require.Equal(t, mustReadlink(t, "/proc/self/ns/"+ns), outside[i], "control: without the sandbox the %s namespace is ours", ns)
+				assert.NotEqual(t, outside[i], inside[i], "the %s namespace is the sandbox's own", ns)
+			}
 		})
 	}
+}
+
+func mustReadlink(t *testing.T, p string) string {
+	t.Helper()
+	l, err := os.Readlink(p)
+	require.NoError(t, err)
+	return l
 }
 
 func TestLayersSocketFamilies(t *testing.T) {
