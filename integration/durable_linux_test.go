@@ -59,7 +59,7 @@ func (s *durableScene) config() corral.Config {
 // sandbox is wrong about the path: the protection is lifted. For the
 // workspace, wrong is judged on the host: the command's write did not land
 // in the host's workspace.
-var durableKinds = []struct {
+type durableKind struct {
 	name string
 	// setup makes the path on the host and configures it.
 	setup func(t *testing.T, s *durableScene, cfg *corral.Config) string
@@ -77,7 +77,9 @@ var durableKinds = []struct {
 	// sandbox built ahead does not hold it yet; its control run before a
 	// take needs the protection absent instead of the guard.
 	atStart bool
-}{
+}
+
+var durableKinds = []durableKind{
 	{
 		name: "hidden file",
 		setup: func(t *testing.T, s *durableScene, cfg *corral.Config) string {
@@ -145,10 +147,12 @@ var durableKinds = []struct {
 }
 
 // durableReplacements are what the host does to the path.
-var durableReplacements = []struct {
+type durableReplacement struct {
 	name    string
 	replace func(t *testing.T, p string, dir bool)
-}{
+}
+
+var durableReplacements = []durableReplacement{
 	{
 		// A file: a new one renamed over it. A directory cannot be renamed
 		// over unless empty: moved aside, and a new one moved in.
@@ -180,8 +184,19 @@ var durableReplacements = []struct {
 }
 
 func TestProtectionsSurviveHostReplacingWhileRunning(t *testing.T) {
+	eachDurableCase(t, false, func(t *testing.T, s *durableScene, cfg corral.Config, k durableKind, r durableReplacement, p string, guarded bool) bool {
+		return replaceWhileRunning(t, s, cfg, p, k.probe, guarded, func() { r.replace(t, p, k.dir) })
+	})
+}
+
+// eachDurableCase runs check for every kind of guarded path (but those
+// only checked when a sandbox is taken, unless withTakeOnly) and every
+// way of replacing it, with the guard and, as the control, without it.
+// check reports whether the probe found the sandbox wrong; the host's own
+// view decides instead where the kind says so.
+func eachDurableCase(t *testing.T, withTakeOnly bool, check func(t *testing.T, s *durableScene, cfg corral.Config, k durableKind, r durableReplacement, p string, guarded bool) bool) {
 	for _, k := range durableKinds {
-		if k.takeOnly {
+		if k.takeOnly && !withTakeOnly {
 			continue
 		}
 		for _, r := range durableReplacements {
@@ -194,7 +209,7 @@ func TestProtectionsSurviveHostReplacingWhileRunning(t *testing.T) {
 					s := newDurableScene(t)
 					cfg := s.config()
 					p := k.setup(t, s, &cfg)
-					wrong := replaceWhileRunning(t, s, cfg, p, k.probe, guarded, func() { r.replace(t, p, k.dir) })
+					wrong := check(t, s, cfg, k, r, p, guarded)
 					if k.hostWrong != nil {
 						wrong = k.hostWrong(p)
 					}
@@ -248,49 +263,28 @@ func replaceWhileRunning(t *testing.T, s *durableScene, cfg corral.Config, p, pr
 }
 
 func TestSandboxBuiltAheadIsCheckedWhenTaken(t *testing.T) {
-	for _, k := range durableKinds {
-		for _, r := range durableReplacements {
-			for _, guarded := range []bool{true, false} {
-				name := k.name + "/" + r.name
-				if !guarded {
-					name += "/control without the guard"
-				}
-				t.Run(name, func(t *testing.T) {
-					s := newDurableScene(t)
-					cfg := s.config()
-					p := k.setup(t, s, &cfg)
-					if !guarded && k.atStart {
-						// Mounted when the command starts, whatever the host did
-						// before: the control is the protection absent.
-						cfg.AllowPlanting = []string{filepath.Base(p)}
-					}
-					sb := durableSandbox(t, cfg, guarded)
-					require.NoError(t, sb.Warm(t.Context()))
-					r.replace(t, p, k.dir)
-					ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-					defer cancel()
-					c := sb.Command(ctx, "sh", "-c", k.probe)
-					c.Env = []string{"PATH=/usr/bin:/bin", "P=" + p}
-					c.Dir = "/"
-					out, err := c.CombinedOutput()
-					t.Logf("probe: %v %s", err, out)
-					if err != nil {
-						var ee *corral.ExitError
-						require.ErrorAs(t, err, &ee, "the command ran: %s", out)
-					}
-					wrong := err == nil
-					if k.hostWrong != nil {
-						wrong = k.hostWrong(p)
-					}
-					if guarded {
-						assert.False(t, wrong, "the probe found %s lifted: a stale sandbox was used", p)
-					} else {
-						assert.True(t, wrong, "without the guard the probe should find %s lifted", p)
-					}
-				})
-			}
+	eachDurableCase(t, true, func(t *testing.T, s *durableScene, cfg corral.Config, k durableKind, r durableReplacement, p string, guarded bool) bool {
+		if !guarded && k.atStart {
+			// Mounted when the command starts, whatever the host did
+			// before: the control is the protection absent.
+			cfg.AllowPlanting = []string{filepath.Base(p)}
 		}
-	}
+		sb := durableSandbox(t, cfg, guarded)
+		require.NoError(t, sb.Warm(t.Context()))
+		r.replace(t, p, k.dir)
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		c := sb.Command(ctx, "sh", "-c", k.probe)
+		c.Env = []string{"PATH=/usr/bin:/bin", "P=" + p}
+		c.Dir = "/"
+		out, err := c.CombinedOutput()
+		t.Logf("probe: %v %s", err, out)
+		if err != nil {
+			var ee *corral.ExitError
+			require.ErrorAs(t, err, &ee, "the command ran: %s", out)
+		}
+		return err == nil
+	})
 }
 
 // A workspace under /tmp is bound onto the sandbox's own /tmp, where the
