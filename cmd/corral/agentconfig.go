@@ -18,7 +18,8 @@ one. Flags given on the command line win: --workspace, --net, --fallback,
 --writable, --changeset-writable, --read-only, --hide, --reveal and --env add
 to its lists. The file itself is read-only to the command.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
-usage error (exit 2); a valid file whose paths cannot be used exits 125.`
+usage error (exit 2), and so is a path in it that cannot be used, named by
+the file and its key.`
 
 // registerConfig adds --config and --agent. It keeps cmd to tell the flags
 // given on the command line from their defaults.

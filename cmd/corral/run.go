@@ -47,14 +47,14 @@ type runFlags struct {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "writable workspace directory (default: the current directory)")
+	fl.StringVar(&f.workspace, "workspace", "", "writable workspace directory `DIR` (default: the current directory)")
 	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
 	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
 	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
 	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
 	fl.StringVar(&f.network, "net", "host", "network: host or none")
-	fl.StringVar(&f.cwd, "cwd", "", "working directory inside the sandbox (default: the workspace)")
+	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
 	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
