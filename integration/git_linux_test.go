@@ -101,6 +101,10 @@ func gitAttacks() []gitAttack {
 		{name: "moved aside .vscode", setup: `mkdir -p s/.vscode && echo '{}' > s/.vscode/tasks.json`,
 			script: `mv s s2 && mkdir -p s/.vscode && echo '{"evil":1}' > s/.vscode/tasks.json`, planted: "s/.vscode/tasks.json:evil"},
 		{name: "new .envrc", script: `echo 'touch x' > .envrc`, planted: ".envrc"},
+		{name: "new nested .npmrc", script: `mkdir -p pkg && echo 'script-shell=/tmp/evil' > pkg/.npmrc`, planted: "pkg/.npmrc"},
+		{name: "new .yarnrc.yml", script: `echo 'yarnPath: evil.js' > .yarnrc.yml`, planted: ".yarnrc.yml"},
+		{name: "existing .npmrc", setup: `echo 'fund=false' > .npmrc`,
+			script: `echo 'script-shell=/tmp/evil' > .npmrc`, planted: ".npmrc:script-shell"},
 	}
 }
 

@@ -46,6 +46,14 @@ var list = []Entry{
 	{".cursor", true, "Cursor: rules and MCP servers"},
 	{".gemini", true, "Gemini CLI: settings and MCP servers"},
 	{".envrc", true, "direnv: run on entering the directory"},
+	{".npmrc", true, "npm: the shell scripts run with (script-shell), hooks"},
+	{".yarnrc", true, "yarn 1: the yarn it runs (yarn-path)"},
+	{".yarnrc.yml", true, "yarn 2+: the yarn it runs (yarnPath), plugins"},
+	{".windsurf", true, "Windsurf: rules and MCP servers"},
+	{".amazonq", true, "Amazon Q: MCP servers"},
+	{".nvim.lua", true, "Neovim: run on start in the directory (exrc)"},
+	{".nvimrc", true, "Neovim and Vim: run on start in the directory (exrc)"},
+	{".exrc", true, "Vim: run on start in the directory (exrc)"},
 	{".bashrc", false, "bash"},
 	{".bash_profile", false, "bash login"},
 	{".bash_login", false, "bash login"},
@@ -72,7 +80,6 @@ var list = []Entry{
 	{".xsessionrc", false, "X session"},
 	{".xinitrc", false, "X session"},
 	{".inputrc", false, "readline: macros"},
-	{".npmrc", false, "npm: scripts' shell, registry"},
 	{".pythonstartup", false, "python interactive startup"},
 }
 
