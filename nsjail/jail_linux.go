@@ -253,11 +253,10 @@ type Process struct {
 	exit    chan syscall.WaitStatus // the init's own status, once reaped
 	sources []source                // what its binds showed when built
 
-	mu       sync.Mutex
-	state    procState
-	osProc   *os.Process
-	released chan struct{} // closed by release; made on first use
-	dropped  []string      // what the init did not merge back, with its exit
+	mu      sync.Mutex
+	state   procState
+	osProc  *os.Process
+	dropped []string // what the init did not merge back, with its exit
 }
 
 // procState is where a Process is in its life.
