@@ -43,6 +43,11 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Changeset != nil {
+		if err := copyUpUnmapped(s.Changeset, s.logf); err != nil {
+			return nil, err
+		}
+	}
 	j, err := nsjail.New(o)
 	if err != nil {
 		return nil, translate("", err)
