@@ -131,7 +131,10 @@ func TestUpstreamEarlyBytes(t *testing.T) {
 	up.early = "banner\n"
 	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, nil), Resolve: noNames.resolve, Upstream: up.url(nil)})
 	for _, dial := range []func() (net.Conn, error){
-		func() (net.Conn, error) { c, status, _ := p.connect(t, fmt.Sprintf("api.example:%d", echo)); return c, errIf(c == nil, status) },
+		func() (net.Conn, error) {
+			c, status, _ := p.connect(t, fmt.Sprintf("api.example:%d", echo))
+			return c, errIf(c == nil, status)
+		},
 		func() (net.Conn, error) { return p.socksDial(fmt.Sprintf("api.example:%d", echo)) },
 	} {
 		c, err := dial()
