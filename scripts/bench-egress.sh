@@ -18,8 +18,12 @@ trap 'rm -rf "$dir"' EXIT
 $GO test -c -o "$dir/egress.test" ./egress
 
 run() { (cd "$dir" && ./egress.test -test.run '^$' -test.bench "$@") >>"$dir/out.txt"; }
-run 'Setup' -test.benchtime "${setup_runs}x" -test.count "$count"
-run 'Throughput|Concurrent64' -test.benchtime 1x -test.count "$count" -test.timeout 30m
+# Rounds rather than -test.count, so that a drift in the machine's load
+# spreads over both sides of each comparison.
+for _ in $(seq "$count"); do
+  run 'Setup' -test.benchtime "${setup_runs}x"
+  run 'Throughput|Concurrent64' -test.benchtime 1x -test.timeout 30m
+done
 
 # metric NAME UNIT prints the median of a benchmark's metric over its runs.
 metric() {
@@ -28,7 +32,7 @@ metric() {
 }
 calc() { awk "BEGIN { printf \"%.2f\", $1 }"; }
 
-echo "egress proxy (go test -bench, median of $count runs), load $(cut -d" " -f1 /proc/loadavg)"
+echo "egress proxy (go test -bench, median of $count rounds), load $(cut -d" " -f1 /proc/loadavg)"
 printf '  %-34s %10s %10s %10s\n' "" direct connect socks5
 printf '  %-34s %10s %10s %10s\n' "setup + 1-byte echo, p50 µs" \
   "$(metric Setup/direct p50-µs)" "$(metric Setup/connect p50-µs)" "$(metric Setup/socks5 p50-µs)"
