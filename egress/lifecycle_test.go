@@ -192,3 +192,46 @@ func TestSOCKS5Protocol(t *testing.T) {
 	v6 = append(v6, 1, byte(w.echo>>8), byte(w.echo))
 	assert.Equal(t, []byte{5, 2, 0, 1, 0, 0, 0, 0, 0, 0}, exchange(noAuth, v6, 10), "::1 is refused by the ruleset")
 }
+
+// TestHalfClose: a client that sends its request and shuts down its
+// writing side, then waits for the answer (as `nc -N` and some RPC
+// clients do), gets it through either side: the end of its stream
+// reaches the server as an end, not as a closed connection.
+func TestHalfClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				got, _ := io.ReadAll(c) // to the client's end
+				fmt.Fprintf(c, "got %d bytes", len(got))
+			}()
+		}
+	}()
+	p := startProxy(t, Options{Rules: mustRules(t, nil, nil, []string{"127.0.0.1"})})
+	dials := map[string]func() (net.Conn, error){
+		"direct": func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) },
+		"connect": func() (net.Conn, error) {
+			c, status, _ := p.connect(t, l.Addr().String())
+			return c, errIf(c == nil, status)
+		},
+		"socks5": func() (net.Conn, error) { return p.socksDial(l.Addr().String()) },
+	}
+	for name, dial := range dials {
+		c, err := dial()
+		require.NoError(t, err, name)
+		_, err = io.WriteString(c, "hello")
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.TCPConn).CloseWrite(), name)
+		answer, err := io.ReadAll(c)
+		require.NoError(t, err, name)
+		assert.Equal(t, "got 5 bytes", string(answer), name)
+		c.Close()
+	}
+}
