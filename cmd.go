@@ -80,6 +80,7 @@ type Cmd struct {
 	inDone      chan error // the Stdin copier finished, with its error
 	ctxResult   chan ctxResult
 	exited      atomic.Bool // the backend's Wait returned: the sandbox is released
+	violations  violationLog
 }
 
 // ErrWaitDelay is returned by Wait when the command exited but its output
@@ -142,6 +143,7 @@ func (c *Cmd) Start() (err error) {
 	}
 	req := &startRequest{
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
+		Refused: c.recordViolation,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {

@@ -18,7 +18,7 @@ const tcpOnlyChildEnv = "CORRAL_SECCOMP_TCPONLY_CHILD"
 
 // inetProbes are the sockets a TCPOnly filter must tell apart.
 var inetProbes = []struct {
-	name            string
+	name           string
 	af, typ, proto int
 }{
 	{"tcp4", unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 0},

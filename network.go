@@ -1,0 +1,255 @@
+package corral
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/corralhq/corral/egress"
+	"github.com/corralhq/corral/internal/environ"
+	"github.com/corralhq/corral/internal/testhook"
+)
+
+// egressPolicy is a NetworkAllow sandbox's side of its proxies: the lists
+// as configured, the rules in force, and the proxies serving commands, so
+// that new rules reach every one of them.
+type egressPolicy struct {
+	mu       sync.Mutex
+	allowed  []string
+	denied   []string
+	ips      []string
+	rules    *egress.Rules
+	upstream *url.URL
+	proxies  map[*egress.Proxy]struct{}
+	closed   bool
+}
+
+// egressLists are the Config fields of the policy, in the order ParseRules
+// takes them.
+func egressLists(allowed, denied, ips []string) []struct {
+	field   string
+	entries []string
+} {
+	return []struct {
+		field   string
+		entries []string
+	}{{"AllowedDomains", allowed}, {"DeniedDomains", denied}, {"AllowedIPs", ips}}
+}
+
+// resolveEgress parses the network lists; they need NetworkAllow, so that a
+// list never looks like a restriction that is not in force.
+func (s *spec) resolveEgress(c Config) error {
+	if s.Network != NetworkAllow {
+		for _, l := range egressLists(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs) {
+			if len(l.entries) > 0 {
+				return &ConfigError{Field: l.field, Value: l.entries[0], Reason: fmt.Sprintf(`needs Network %q`, NetworkAllow)}
+			}
+		}
+		return nil
+	}
+	rules, err := parseEgress(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs)
+	if err != nil {
+		return err
+	}
+	up, err := upstreamProxy(os.Environ())
+	if err != nil {
+		return err
+	}
+	s.Egress = &egressPolicy{
+		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
+		rules: rules, upstream: up, proxies: map[*egress.Proxy]struct{}{},
+	}
+	return nil
+}
+
+// parseEgress parses the lists; an error names the field and the entry.
+func parseEgress(allowed, denied, ips []string) (*egress.Rules, error) {
+	for i, l := range egressLists(allowed, denied, ips) {
+		for _, e := range l.entries {
+			one := [3][]string{}
+			one[i] = []string{e}
+			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
+				return nil, &ConfigError{Field: l.field, Value: e, Reason: strings.TrimPrefix(err.Error(), "egress: "), Err: err}
+			}
+		}
+	}
+	rules, err := egress.ParseRules(allowed, denied, ips)
+	if err != nil {
+		return nil, &ConfigError{Field: "AllowedDomains", Reason: err.Error(), Err: err}
+	}
+	return rules, nil
+}
+
+// upstreamProxy is the caller's own proxy (HTTPS_PROXY, then HTTP_PROXY,
+// either case), which the sandbox's proxy goes through: the command's
+// variables name the sandbox's proxy instead.
+func upstreamProxy(env []string) (*url.URL, error) {
+	for _, name := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"} {
+		v, ok := lookup(env, name)
+		if !ok || v == "" {
+			continue
+		}
+		if !strings.Contains(v, "://") {
+			v = "http://" + v
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			return nil, &ConfigError{Field: "Network", Value: name, Reason: "the upstream proxy in the environment is not a URL"}
+		}
+		return u, nil
+	}
+	return nil, nil
+}
+
+// SetNetworkRules replaces the lists of a NetworkAllow sandbox (see
+// Config.AllowedDomains, DeniedDomains and AllowedIPs). Connections made
+// from then on, by running commands too, follow the new lists;
+// connections already open stay. A sandbox of another Network refuses.
+func (sb *Sandbox) SetNetworkRules(allowed, denied, allowedIPs []string) error {
+	e := sb.spec.Egress
+	if e == nil {
+		return &ConfigError{Field: "AllowedDomains", Reason: fmt.Sprintf("needs Network %q", NetworkAllow)}
+	}
+	rules, err := parseEgress(allowed, denied, allowedIPs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.allowed, e.denied, e.ips, e.rules = slices.Clone(allowed), slices.Clone(denied), slices.Clone(allowedIPs), rules
+	for p := range e.proxies {
+		p.SetRules(rules)
+	}
+	return nil
+}
+
+// lists returns the lists in force.
+func (e *egressPolicy) lists() (allowed, denied, ips []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.allowed), slices.Clone(e.denied), slices.Clone(e.ips)
+}
+
+var errEgressClosed = errors.New("the sandbox is closed")
+
+// proxy starts a proxy with the rules in force, reporting refusals to
+// refused. stop closes it, which ends every connection it carries.
+func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, nil, errEgressClosed
+	}
+	p, err = egress.New(egress.Options{
+		Rules:    e.rules,
+		Resolve:  testhook.Resolver(),
+		Upstream: e.upstream,
+		OnRefusal: func(r egress.Refusal) {
+			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	e.proxies[p] = struct{}{}
+	return p, func() {
+		e.mu.Lock()
+		delete(e.proxies, p)
+		e.mu.Unlock()
+		p.Close()
+	}, nil
+}
+
+// close stops every proxy; none starts afterwards.
+func (e *egressPolicy) close() {
+	e.mu.Lock()
+	e.closed = true
+	ps := e.proxies
+	e.proxies = map[*egress.Proxy]struct{}{}
+	e.mu.Unlock()
+	for p := range ps {
+		p.Close()
+	}
+}
+
+// serveOn serves the HTTP proxy on l[0] and SOCKS5 on l[1]; both end when
+// the proxy is closed.
+func serveOn(p *egress.Proxy, l [2]net.Listener) {
+	go p.ServeHTTPProxy(l[0])
+	go p.ServeSOCKS5(l[1])
+}
+
+// hostProxy is a proxy listening on the host's loopback, for rungs without
+// a network namespace of their own (landlock, seatbelt): one per Sandbox,
+// shared by its commands, which reach it through the ports their
+// Landlock rules or profile allow.
+type hostProxy struct {
+	ports [2]int // HTTP, SOCKS5
+	stop  func()
+}
+
+func newHostProxy(e *egressPolicy, refused func(Violation)) (*hostProxy, error) {
+	var ls [2]net.Listener
+	for i := range ls {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			closeListeners(ls[:i])
+			return nil, &SetupError{Layer: LayerEgress, Err: err}
+		}
+		ls[i] = l
+	}
+	p, stop, err := e.proxy(refused)
+	if err != nil {
+		closeListeners(ls[:])
+		return nil, &SetupError{Layer: LayerEgress, Err: err}
+	}
+	serveOn(p, ls)
+	h := &hostProxy{stop: func() { stop(); closeListeners(ls[:]) }}
+	for i, l := range ls {
+		h.ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return h, nil
+}
+
+func closeListeners(ls []net.Listener) {
+	for _, l := range ls {
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// proxyVars are the variables through which programs find a proxy; the
+// command's name the sandbox's, whatever the caller's said.
+var proxyVars = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY",
+	"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy",
+}
+
+// withProxyEnv points env's proxy variables at the sandbox's proxy on
+// 127.0.0.1: HTTP (CONNECT for HTTPS) on httpPort and SOCKS5, with names
+// resolved by the proxy (socks5h), on socksPort. Loopback stays direct.
+func withProxyEnv(env []string, httpPort, socksPort int) []string {
+	out := make([]string, 0, len(env)+8)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyVars, name) {
+			out = append(out, kv)
+		}
+	}
+	http := "http://127.0.0.1:" + strconv.Itoa(httpPort)
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(socksPort)
+	for _, kv := range [][2]string{
+		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks}, {"NO_PROXY", "localhost,127.0.0.1,::1"},
+	} {
+		out = environ.Set(out, kv[0]+"="+kv[1])
+		out = environ.Set(out, strings.ToLower(kv[0])+"="+kv[1])
+	}
+	return out
+}
