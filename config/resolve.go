@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/egress"
 )
 
 // resolver checks a decoded document and fills in defaults, naming the key
@@ -89,6 +90,9 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if s.AllowPlanting, err = r.allowPlanting(key+".allow_planting", d.AllowPlanting); err != nil {
 		return Sandbox{}, err
 	}
+	if err := r.egress(key, d, &s); err != nil {
+		return Sandbox{}, err
+	}
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	s.AllowHome = d.AllowHome != nil && *d.AllowHome
@@ -100,7 +104,7 @@ func (r *resolver) choices(key string, d *sandboxDoc, s *Sandbox) (err error) {
 	if s.Mode, err = pick(r, key+".mode", "mode", d.Mode, s.Mode, corral.ModeEnabled, corral.ModeDisabled); err != nil {
 		return err
 	}
-	if s.Network, err = pick(r, key+".network", "network", d.Network, s.Network, corral.NetworkHost, corral.NetworkNone); err != nil {
+	if s.Network, err = pick(r, key+".network", "network", d.Network, s.Network, corral.NetworkHost, corral.NetworkNone, corral.NetworkAllow); err != nil {
 		return err
 	}
 	s.Fallback, err = pick(r, key+".fallback", "fallback", d.Fallback, s.Fallback, FallbackFail, FallbackWarn)
@@ -195,6 +199,35 @@ func (r *resolver) env(key string, kvs []string) ([]string, error) {
 		}
 	}
 	return slices.Clone(kvs), nil
+}
+
+// egress checks network = "allow"'s lists, each entry alone so that the
+// error names its key; they need that network, so that a list never looks
+// like a restriction that is not in force.
+func (r *resolver) egress(key string, d *sandboxDoc, s *Sandbox) error {
+	lists := []struct {
+		key     string
+		entries []string
+		dst     *[]string
+	}{
+		{key + ".allowed_domains", d.AllowedDomains, &s.AllowedDomains},
+		{key + ".denied_domains", d.DeniedDomains, &s.DeniedDomains},
+		{key + ".allowed_ips", d.AllowedIPs, &s.AllowedIPs},
+	}
+	for i, l := range lists {
+		if len(l.entries) > 0 && s.Network != corral.NetworkAllow {
+			return r.errorf(l.key, "needs network = %q", corral.NetworkAllow)
+		}
+		for j, e := range l.entries {
+			one := [3][]string{}
+			one[i] = []string{e}
+			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
+				return r.errorf(fmt.Sprintf("%s[%d]", l.key, j), "%s", strings.TrimPrefix(err.Error(), "egress: "))
+			}
+		}
+		*l.dst = slices.Clone(l.entries)
+	}
+	return nil
 }
 
 func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
