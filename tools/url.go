@@ -7,8 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/corralhq/corral/internal/netrule"
 )
 
 // ErrBlockedURL is wrapped by every *URLError.
@@ -29,11 +30,6 @@ func (e *URLError) Unwrap() error { return ErrBlockedURL }
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
-
-// metadataHosts are names of cloud metadata services, refused before any
-// lookup: inside a cloud instance they resolve to the metadata address, and
-// elsewhere a search domain could make them resolve to anything.
-var metadataHosts = []string{"metadata.google.internal", "metadata.aws.internal", "metadata"}
 
 // URLChecker decides whether a browsing tool may fetch a URL.
 //
@@ -64,7 +60,7 @@ func (c *URLChecker) Check(ctx context.Context, raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a, ok := literalAddr(host); ok {
+	if a, ok := netrule.LiteralAddr(host); ok {
 		return u, checkAddr(raw, host, a)
 	}
 	addrs, err := c.resolver().LookupNetIP(ctx, "ip", host)
@@ -102,21 +98,12 @@ func parseURL(raw string) (*url.URL, string, error) {
 	switch {
 	case host == "":
 		return nil, "", &URLError{URL: raw, Reason: "no host"}
-	case isMetadataHost(host):
+	case netrule.IsMetadataHost(host):
 		return nil, "", &URLError{URL: raw, Reason: fmt.Sprintf("%s is a cloud metadata endpoint", host)}
-	case host == "localhost" || strings.HasSuffix(host, ".localhost"):
+	case netrule.IsLocalhost(host):
 		return nil, "", &URLError{URL: raw, Reason: fmt.Sprintf("%s is loopback", host)}
 	}
 	return u, host, nil
-}
-
-func isMetadataHost(host string) bool {
-	for _, h := range metadataHosts {
-		if host == h {
-			return true
-		}
-	}
-	return false
 }
 
 func checkAddr(raw, host string, a netip.Addr) error {
@@ -127,63 +114,4 @@ func checkAddr(raw, host string, a netip.Addr) error {
 		return &URLError{URL: raw, Reason: fmt.Sprintf("%s resolves to %s, which is %s", host, a, why)}
 	}
 	return nil
-}
-
-// literalAddr parses host as an IP address, including the shorthand IPv4
-// forms browsers accept and a resolver may not ("127.1", "2130706433",
-// "0x7f.0.0.1", "0177.0.0.1"), so that no spelling of an address skips the
-// check.
-func literalAddr(host string) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a, true
-	}
-	return parseLegacyIPv4(host)
-}
-
-// parseLegacyIPv4 parses host the way the WHATWG URL standard parses an
-// IPv4 host: one to four dot-separated numbers, each decimal, octal (a
-// leading 0) or hex (0x); the last fills the remaining bytes.
-func parseLegacyIPv4(host string) (netip.Addr, bool) {
-	parts := strings.Split(strings.TrimSuffix(host, "."), ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	nums := make([]uint64, len(parts))
-	for i, p := range parts {
-		n, ok := parseIPv4Number(p)
-		if !ok {
-			return netip.Addr{}, false
-		}
-		nums[i] = n
-	}
-	var v uint64
-	for i, n := range nums[:len(nums)-1] {
-		if n > 255 {
-			return netip.Addr{}, false
-		}
-		v |= n << (8 * (3 - i))
-	}
-	last := nums[len(nums)-1]
-	if last >= 1<<(8*(5-len(nums))) {
-		return netip.Addr{}, false
-	}
-	v |= last
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
-}
-
-func parseIPv4Number(s string) (uint64, bool) {
-	base := 10
-	switch {
-	case s == "":
-		return 0, false
-	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
-		s, base = s[2:], 16
-		if s == "" {
-			return 0, true
-		}
-	case len(s) > 1 && s[0] == '0':
-		s, base = s[1:], 8
-	}
-	n, err := strconv.ParseUint(s, base, 32)
-	return n, err == nil
 }

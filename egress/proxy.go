@@ -1,0 +1,255 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures a Proxy.
+type Options struct {
+	Rules *Rules
+	// Resolve looks up a name; nil uses net.DefaultResolver. Tests inject
+	// a map of names to loopback addresses.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Upstream, when set, is a proxy that allowed connections are made
+	// through (CONNECT chaining); FromEnvironment fills it from the
+	// caller's HTTPS_PROXY/HTTP_PROXY. Its scheme is http or https; user
+	// information in it is sent to it as Basic proxy authorization, and
+	// never to a destination.
+	Upstream *url.URL
+	// NoUpstream lists, in NO_PROXY syntax ("example.com,.internal,
+	// 10.0.0.0/8"), destinations reached directly even when Upstream is
+	// set. Loopback destinations always are.
+	NoUpstream string
+	// OnRefusal, when set, is called for every refused connection, from
+	// the goroutine serving it. It must not call Close.
+	OnRefusal func(Refusal)
+}
+
+// Proxy serves the HTTP and SOCKS5 proxies on listeners it is given.
+type Proxy struct {
+	rules     atomic.Pointer[Rules]
+	resolve   func(ctx context.Context, host string) ([]netip.Addr, error)
+	upstream  *upstream
+	onRefusal func(Refusal)
+	dialer    net.Dialer
+
+	ctx    context.Context // cancelled by Close: ends lookups and dials
+	cancel context.CancelFunc
+	http   *http.Server
+	trans  *http.Transport // plain HTTP requests
+	fwd    http.Handler
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	wg        sync.WaitGroup // every goroutine the proxy starts
+}
+
+// dialTimeout bounds one connection attempt; handshakeTimeout bounds a
+// SOCKS5 client's greeting and request and an HTTP client's headers.
+const (
+	dialTimeout      = 30 * time.Second
+	handshakeTimeout = 30 * time.Second
+)
+
+// New returns a Proxy with the given options.
+func New(o Options) (*Proxy, error) {
+	up, err := newUpstream(o.Upstream, o.NoUpstream)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proxy{
+		resolve:   o.Resolve,
+		upstream:  up,
+		onRefusal: o.OnRefusal,
+		dialer:    net.Dialer{Timeout: dialTimeout},
+		ctx:       ctx,
+		cancel:    cancel,
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+	}
+	if p.resolve == nil {
+		p.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	p.rules.Store(o.Rules)
+	p.trans = p.newTransport()
+	p.fwd = p.forwarder()
+	p.http = &http.Server{
+		Handler:           http.HandlerFunc(p.serveHTTP),
+		ReadHeaderTimeout: handshakeTimeout,
+		IdleTimeout:       5 * time.Minute,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	return p, nil
+}
+
+// SetRules replaces the rules; connections accepted from then on use them.
+// So do requests on an HTTP proxy connection made from then on: idle
+// connections to destinations are dropped, so none chosen under the old
+// rules is reused.
+func (p *Proxy) SetRules(r *Rules) {
+	p.rules.Store(r)
+	p.trans.CloseIdleConnections()
+}
+
+// ServeHTTPProxy accepts HTTP proxy clients (CONNECT and absolute-form
+// requests) on l until l is closed or the Proxy is.
+func (p *Proxy) ServeHTTPProxy(l net.Listener) error {
+	if !p.addListener(l) {
+		return nil
+	}
+	defer p.removeListener(l)
+	err := p.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// ServeSOCKS5 accepts SOCKS5 clients (CONNECT, with names resolved by the
+// proxy) on l until l is closed or the Proxy is.
+func (p *Proxy) ServeSOCKS5(l net.Listener) error {
+	if !p.addListener(l) {
+		return nil
+	}
+	defer p.removeListener(l)
+	var backoff time.Duration
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if p.isClosed() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of descriptors and the like: wait and retry, as
+			// net/http does, rather than stop serving.
+			if ne, ok := err.(net.Error); ok && ne.Timeout() || isTemporary(err) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if !p.addConn(c) || !p.start(func() { p.serveSOCKS5(c) }) {
+			c.Close()
+			return nil
+		}
+	}
+}
+
+// Close stops serving and closes every connection in flight. It returns
+// when every goroutine the Proxy started has ended.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.cancel()
+	err := p.http.Close()
+	p.trans.CloseIdleConnections()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// start runs f in a goroutine Close waits for, unless the Proxy is closed.
+func (p *Proxy) start(f func()) bool {
+	if !p.enter() {
+		return false
+	}
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// enter counts the calling goroutine as one Close waits for; the caller
+// calls p.wg.Done when it ends. It fails once the Proxy is closed.
+func (p *Proxy) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *Proxy) addListener(l net.Listener) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		l.Close()
+		return false
+	}
+	p.listeners[l] = struct{}{}
+	return true
+}
+
+func (p *Proxy) removeListener(l net.Listener) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.listeners, l)
+}
+
+// addConn tracks c so that Close closes it; it fails, leaving c to the
+// caller, once the Proxy is closed.
+func (p *Proxy) addConn(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+// closeConn closes c and stops tracking it.
+func (p *Proxy) closeConn(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	c.Close()
+}
+
+// refused reports r to the caller.
+func (p *Proxy) refused(r Refusal) {
+	if p.onRefusal != nil {
+		p.onRefusal(r)
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}

@@ -1,0 +1,104 @@
+// Package netrule is corral's one definition of the addresses and names that
+// are not the public internet: loopback, private, link-local, carrier-grade
+// NAT, cloud metadata services, and the spellings that reach them (IPv6 forms
+// embedding an IPv4 address, shorthand IPv4 literals, metadata host names).
+// The browsing checks of package tools and the egress proxy both apply it,
+// so the two cannot disagree on what is internal.
+package netrule
+
+import (
+	"net/netip"
+)
+
+// blockedRange is a block of addresses that is not the public internet.
+type blockedRange struct {
+	prefix netip.Prefix
+	what   string
+}
+
+// metadataAddrs are cloud instance metadata services: AWS, GCP and Azure
+// (169.254.169.254), AWS over IPv6 (fd00:ec2::254) and Alibaba Cloud
+// (100.100.100.200). They hand out credentials to anything on the instance
+// that asks. Each also falls in a wider blocked range; listing them first
+// gives the refusal a precise reason.
+var metadataAddrs = []blockedRange{
+	{netip.MustParsePrefix("169.254.169.254/32"), "a cloud metadata endpoint"},
+	{netip.MustParsePrefix("fd00:ec2::254/128"), "a cloud metadata endpoint"},
+	{netip.MustParsePrefix("100.100.100.200/32"), "a cloud metadata endpoint"},
+}
+
+// blockedRanges are addresses that are not the public internet: the host
+// itself, private networks, link-local and carrier-grade NAT space, and
+// addresses that are not unicast destinations at all.
+var blockedRanges = []blockedRange{
+	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified (this network)"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (shared address space)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("fc00::/7"), "unique-local"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+}
+
+// embeddingRanges are IPv6 forms that carry an IPv4 address which the
+// network delivers to: IPv4-mapped, IPv4-compatible, NAT64 and 6to4. An
+// address in one of them is judged by the IPv4 address it carries.
+var embeddingRanges = []struct {
+	prefix netip.Prefix
+	offset int // byte offset of the IPv4 address
+}{
+	{netip.MustParsePrefix("::ffff:0:0/96"), 12},
+	{netip.MustParsePrefix("::/96"), 12},
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), 12},
+	{netip.MustParsePrefix("2002::/16"), 2},
+}
+
+// BlockedAddr reports whether a is outside the public internet, so that a
+// connection made on a model's behalf must not reach it, and why
+// ("loopback", "private", "a cloud metadata endpoint", ...). An IPv6 address
+// that carries an IPv4 one is judged by the IPv4 address.
+func BlockedAddr(a netip.Addr) (string, bool) {
+	if !a.IsValid() {
+		return "not a valid address", true
+	}
+	a = a.WithZone("")
+	if v4, ok := embeddedIPv4(a); ok {
+		if why, blocked := BlockedAddr(v4); blocked {
+			return why + " (embedded in " + a.String() + ")", true
+		}
+		return "", false
+	}
+	for _, list := range [][]blockedRange{metadataAddrs, blockedRanges} {
+		for _, r := range list {
+			if r.prefix.Contains(a) {
+				return r.what, true
+			}
+		}
+	}
+	return "", false
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries, if it is
+// in one of the embedding forms.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() || a == netip.IPv6Unspecified() || a == netip.IPv6Loopback() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	for _, e := range embeddingRanges {
+		if e.prefix.Contains(a) {
+			return netip.AddrFrom4([4]byte(b[e.offset : e.offset+4])), true
+		}
+	}
+	return netip.Addr{}, false
+}
