@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +25,10 @@ type egressPolicy struct {
 	ips      []string
 	rules    *egress.Rules
 	upstream *url.URL
-	proxies  map[*egress.Proxy]struct{}
-	closed   bool
+	// noUpstream is the caller's NO_PROXY, for the upstream.
+	noUpstream string
+	proxies    map[*egress.Proxy]struct{}
+	closed     bool
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -57,13 +58,9 @@ func (s *spec) resolveEgress(c Config) error {
 	if err != nil {
 		return err
 	}
-	up, err := upstreamProxy(os.Environ())
-	if err != nil {
-		return err
-	}
 	s.Egress = &egressPolicy{
 		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
-		rules: rules, upstream: up, proxies: map[*egress.Proxy]struct{}{},
+		rules: rules, proxies: map[*egress.Proxy]struct{}{},
 	}
 	return nil
 }
@@ -75,7 +72,7 @@ func parseEgress(allowed, denied, ips []string) (*egress.Rules, error) {
 			one := [3][]string{}
 			one[i] = []string{e}
 			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
-				return nil, &ConfigError{Field: l.field, Value: e, Reason: strings.TrimPrefix(err.Error(), "egress: "), Err: err}
+				return nil, &ConfigError{Field: l.field, Value: e, Reason: egressReason(err, e), Err: err}
 			}
 		}
 	}
@@ -86,25 +83,16 @@ func parseEgress(allowed, denied, ips []string) (*egress.Rules, error) {
 	return rules, nil
 }
 
-// upstreamProxy is the caller's own proxy (HTTPS_PROXY, then HTTP_PROXY,
-// either case), which the sandbox's proxy goes through: the command's
-// variables name the sandbox's proxy instead.
-func upstreamProxy(env []string) (*url.URL, error) {
-	for _, name := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"} {
-		v, ok := lookup(env, name)
-		if !ok || v == "" {
-			continue
-		}
-		if !strings.Contains(v, "://") {
-			v = "http://" + v
-		}
-		u, err := url.Parse(v)
-		if err != nil || u.Host == "" {
-			return nil, &ConfigError{Field: "Network", Value: name, Reason: "the upstream proxy in the environment is not a URL"}
-		}
-		return u, nil
+// useCallerProxy makes the sandbox's proxies go through the caller's own
+// (HTTPS_PROXY, else HTTP_PROXY, and NO_PROXY, of the caller's
+// environment): the command's variables name the sandbox's proxy instead.
+func (e *egressPolicy) useCallerProxy() error {
+	var o egress.Options
+	if err := o.FromEnvironment(nil); err != nil {
+		return &SetupError{Layer: LayerEgress, Err: fmt.Errorf("the caller's upstream proxy: %w", err)}
 	}
-	return nil, nil
+	e.upstream, e.noUpstream = o.Upstream, o.NoUpstream
+	return nil
 }
 
 // SetNetworkRules replaces the lists of a NetworkAllow sandbox (see
@@ -147,9 +135,10 @@ func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop fun
 		return nil, nil, errEgressClosed
 	}
 	p, err = egress.New(egress.Options{
-		Rules:    e.rules,
-		Resolve:  testhook.Resolver(),
-		Upstream: e.upstream,
+		Rules:      e.rules,
+		Resolve:    testhook.Resolver(),
+		Upstream:   e.upstream,
+		NoUpstream: e.noUpstream,
 		OnRefusal: func(r egress.Refusal) {
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
 		},
@@ -289,4 +278,14 @@ func networkEnforcement(network Network, plan *rungPlan) string {
 		parts = append(parts, "seccomp refuses every IPv4 and IPv6 socket but TCP (UDP, raw, SCTP, MPTCP)")
 	}
 	return what + strings.Join(parts, "; ")
+}
+
+// egressReason is the part of a network list entry's parse error that says
+// what is wrong with it, without the entry, which the caller names.
+func egressReason(err error, entry string) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, strconv.Quote(entry)+": "); ok {
+		return after
+	}
+	return strings.TrimPrefix(msg, "egress: ")
 }

@@ -42,6 +42,9 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, ErrNoInit
 	}
 	if s.Egress != nil {
+		if err := s.Egress.useCallerProxy(); err != nil {
+			return nil, err
+		}
 		s.refused = sb.recordViolation
 	}
 	if sb.backend, err = newBackend(s); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -222,7 +223,7 @@ func (r *resolver) egress(key string, d *sandboxDoc, s *Sandbox) error {
 			one := [3][]string{}
 			one[i] = []string{e}
 			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
-				return r.errorf(fmt.Sprintf("%s[%d]", l.key, j), "%s", strings.TrimPrefix(err.Error(), "egress: "))
+				return r.errorf(fmt.Sprintf("%s[%d]", l.key, j), "%q: %s", e, entryReason(err, e))
 			}
 		}
 		*l.dst = slices.Clone(l.entries)
@@ -238,4 +239,14 @@ func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
 		}
 	}
 	return slices.Clone(names), nil
+}
+
+// entryReason is what a network list entry's parse error says is wrong
+// with it, without the entry, which the message names already.
+func entryReason(err error, entry string) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, strconv.Quote(entry)+": "); ok {
+		return after
+	}
+	return strings.TrimPrefix(msg, "egress: ")
 }

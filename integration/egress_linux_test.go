@@ -294,6 +294,12 @@ func TestEgressRules(t *testing.T) {
 		assert.Contains(t, r.stdout, want, r.String())
 		assert.NotContains(t, r.stdout, "hello")
 	}
+	refusedTLS := func(t *testing.T, url string) {
+		r := s.run(sb, curl(url))
+		assert.NotEqual(t, 0, r.code, r.String())
+		assert.Contains(t, r.stderr, "CONNECT tunnel failed, response 403", r.String())
+		assert.NotContains(t, r.stdout, "hello")
+	}
 	t.Run("wildcard", func(t *testing.T) {
 		ok(t, fmt.Sprintf("http://a.wild.test:%d/", s.http), "hello from a.wild.test")
 		ok(t, fmt.Sprintf("http://A.Wild.TEST:%d/", s.http), "hello from")
@@ -305,11 +311,14 @@ func TestEgressRules(t *testing.T) {
 	})
 	t.Run("port", func(t *testing.T) {
 		ok(t, fmt.Sprintf("http://ported.test:%d/", s.http), "hello from ported.test")
-		refused(t, fmt.Sprintf("https://ported.test:%d/", s.https), "corral: blocked ported.test")
+		refused(t, fmt.Sprintf("http://ported.test:%d/", s.echo), blocked("ported.test", s.echo, "not in allowed domains"))
+		refusedTLS(t, fmt.Sprintf("https://ported.test:%d/", s.https))
 	})
 	t.Run("ip literal outside the allowed ranges", func(t *testing.T) {
 		refused(t, "http://10.1.2.3:80/", "corral: blocked 10.1.2.3:80")
-		refused(t, "http://[::1]:80/", "corral: blocked")
+		refused(t, "http://[fd00::1]:80/", "corral: blocked [fd00::1]:80")
+		// Inside an allowed range, a literal is reached.
+		ok(t, fmt.Sprintf("http://%s:%d/", egressAddr, s.http), "hello from "+egressAddr)
 	})
 	t.Run("an allowed name resolving to the metadata address", func(t *testing.T) {
 		refused(t, "http://metadata.test/latest/meta-data/", "corral: blocked metadata.test:80")
@@ -372,7 +381,8 @@ except urllib.error.HTTPError as e:
     print(e.code, e.read().decode().strip())
 '`, s.http, s.https, s.http))
 		require.Equal(t, 0, r.code, r.String())
-		assert.Equal(t, "hello from allowed.test\nhello from allowed.test\n403 "+blocked("other.test", s.http, "not in allowed domains")+"\n", r.stdout)
+		assert.Equal(t, fmt.Sprintf("hello from allowed.test:%d\nhello from allowed.test:%d\n403 %s\n",
+			s.http, s.https, blocked("other.test", s.http, "not in allowed domains")), r.stdout)
 	})
 	t.Run("curl through SOCKS5", func(t *testing.T) {
 		r := s.run(sb, curl(fmt.Sprintf("http://allowed.test:%d/", s.http), `-x "$ALL_PROXY"`))
@@ -469,7 +479,12 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
 		return
 	}
-	dst, err := net.Dial("tcp", r.Host)
+	// The upstream resolves names, here from the same map.
+	host, port, _ := net.SplitHostPort(r.Host)
+	if a, ok := egressNames[host]; ok {
+		host = a
+	}
+	dst, err := net.Dial("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
