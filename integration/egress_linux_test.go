@@ -47,6 +47,7 @@ var egressNames = map[string]string{
 	"upstreamed.test":  egressAddr,
 	"not-listed.test":  egressAddr,
 	"also-denied.test": egressAddr,
+	"held.test":        egressAddr,
 }
 
 func egressResolve(_ context.Context, host string) ([]netip.Addr, error) {
@@ -572,4 +573,45 @@ func TestEgressSceneSpeaksTLS(t *testing.T) {
 	c, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", egressAddr, s.https), &tls.Config{InsecureSkipVerify: true})
 	require.NoError(t, err)
 	c.Close()
+}
+
+// Nothing a command opened through its proxy outlives its sandbox: the
+// server sees the connection end once the command is gone, though the
+// command left it open.
+func TestEgressConnectionsEndWithTheSandbox(t *testing.T) {
+	requireTool(t, "python3")
+	s := newEgressScene(t)
+	l := listenEgress(t)
+	t.Cleanup(func() { l.Close() })
+	ended := make(chan struct{})
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "open\n")
+		io.Copy(io.Discard, c) // until the other side goes away
+		close(ended)
+	}()
+	port := portOf(l)
+	sb, _ := s.sandbox(s.config([]string{"held.test"}, nil))
+	r := s.run(sb, fmt.Sprintf(`python3 -c '
+import os, socket, struct, sys, time
+p = os.environ["ALL_PROXY"].rsplit(":", 1)
+s = socket.create_connection(("127.0.0.1", int(p[1])), timeout=20)
+s.sendall(b"\x05\x01\x00"); s.recv(2)
+h = b"held.test"
+s.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", %d)); s.recv(10)
+print(s.recv(5).decode().strip())
+# a child keeps the connection open after the command exits
+if os.fork() == 0:
+    time.sleep(600)
+' `, port))
+	require.Equal(t, 0, r.code, r.String())
+	require.Equal(t, "open\n", r.stdout)
+	select {
+	case <-ended:
+	case <-t.Context().Done():
+		t.Fatal("the connection outlived the sandbox")
+	}
 }
