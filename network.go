@@ -1,7 +1,6 @@
 package corral
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -28,7 +27,6 @@ type egressPolicy struct {
 	// noUpstream is the caller's NO_PROXY, for the upstream.
 	noUpstream string
 	proxies    map[*egress.Proxy]struct{}
-	closed     bool
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -124,16 +122,11 @@ func (e *egressPolicy) lists() (allowed, denied, ips []string) {
 	return slices.Clone(e.allowed), slices.Clone(e.denied), slices.Clone(e.ips)
 }
 
-var errEgressClosed = errors.New("the sandbox is closed")
-
 // proxy starts a proxy with the rules in force, reporting refusals to
 // refused. stop closes it, which ends every connection it carries.
 func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop func(), err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return nil, nil, errEgressClosed
-	}
 	p, err = egress.New(egress.Options{
 		Rules:      e.rules,
 		Resolve:    testhook.Resolver(),
@@ -153,18 +146,6 @@ func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop fun
 		e.mu.Unlock()
 		p.Close()
 	}, nil
-}
-
-// close stops every proxy; none starts afterwards.
-func (e *egressPolicy) close() {
-	e.mu.Lock()
-	e.closed = true
-	ps := e.proxies
-	e.proxies = map[*egress.Proxy]struct{}{}
-	e.mu.Unlock()
-	for p := range ps {
-		p.Close()
-	}
 }
 
 // serveOn serves the HTTP proxy on l[0] and SOCKS5 on l[1]; both end when
