@@ -52,6 +52,9 @@ func newBackend(s *spec) (backend, error) {
 		}
 	}
 	o, err := jailOptions(s, plan, b.hostProxy)
+	if err == nil && s.Changeset != nil {
+		err = copyUpUnmapped(s.Changeset, s.logf)
+	}
 	if err == nil {
 		b.jail, err = nsjail.New(o)
 		err = translateErr("", err)

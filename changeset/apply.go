@@ -254,11 +254,36 @@ func (a *applier) copyFile(ch Change, tmp string) error {
 		return err
 	}
 	_, err = io.Copy(dst, src)
-	err = errors.Join(err, dst.Chmod(fs.FileMode(applied(ch.Mode))), dst.Close())
+	err = errors.Join(err, a.keepOwner(ch, dst), dst.Chmod(fs.FileMode(applied(ch.Mode))), dst.Close())
 	if err != nil {
 		return err
 	}
 	return a.root.Chtimes(tmp, fi.ModTime(), fi.ModTime())
+}
+
+// keepOwner gives the new file of a modified original the original's group,
+// and as root its owner too, as an editor saving it in place would: the
+// rename would otherwise hand it to whoever applies. A group the user may
+// not give is left as it is.
+func (a *applier) keepOwner(ch Change, dst *os.File) error {
+	if ch.Status != Modified {
+		return nil
+	}
+	fi, err := a.root.Lstat(ch.Path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	uid, gid, ok := fileOwner(fi)
+	if !ok {
+		return nil
+	}
+	if os.Geteuid() == 0 {
+		return dst.Chown(int(uid), int(gid))
+	}
+	if err := dst.Chown(-1, int(gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil
 }
 
 func (a *applier) chmodDir(ch Change) error {

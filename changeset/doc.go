@@ -128,15 +128,18 @@
 //   - overlayfs mounted in a user namespace cannot rename a directory that
 //     exists in the original tree (rename(2) fails with EXDEV; mv copies
 //     instead), and mounts beneath the real directory are not visible in it.
-//   - Hard links are applied as separate copies; ownership, xattrs and ACLs of
-//     changed files are those of the user who applies them; sockets, fifos and
+//   - Hard links are applied as separate copies; xattrs and ACLs of changed
+//     files, and the owner of new ones, are those of the user who applies
+//     them (a modified file keeps its group where the user may give it,
+//     and as root its owner); sockets, fifos and
 //     device nodes are listed but not applied or exported.
 //   - The upper directory needs a filesystem with user extended attributes
 //     (ext4, xfs, btrfs, tmpfs since Linux 6.6).
 //   - overlayfs copies a file up keeping its owner and group, and fails with
 //     EOVERFLOW when the sandbox's user namespace does not map them. Root's
-//     sandboxes map every id; an unprivileged user's only its own, so
-//     its files of another group cannot be changed through a changeset.
-//     [Changeset.UnmappedGroups] finds them beforehand.
+//     sandboxes map every id; an unprivileged user's only its own group.
+//     [Changeset.UnmappedGroups] finds the user's files of its other
+//     groups and [Changeset.CopyUp] copies them up on the host beforehand,
+//     as corral.New does.
 //   - Long paths go through /proc/self/fd, which must be mounted.
 package changeset

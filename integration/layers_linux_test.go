@@ -227,6 +227,81 @@ func TestLayersSignalHostProcess(t *testing.T) {
 	}
 }
 
+// reachRoutes are the routes the probe's reach tries, one line each.
+var reachRoutes = []string{
+	"kill", "killpg", "sigqueue", "tgkill", "tkill", "tgsigqueue", "pidfd", "pidfd_thread",
+	"prlimit", "setpriority", "affinity", "scheduler", "ioprio",
+}
+
+// TestLayersReachHostProcess tries every route by which a process acts on
+// another of the same user (signals by pid, group, thread and pidfd; its
+// resource limits, priority, affinity, scheduling and I/O priority) against
+// a host process: each works from the host and none from inside.
+func TestLayersReachHostProcess(t *testing.T) {
+	s := newLayScene(t)
+	victim := exec.Command("sleep", "300")
+	require.NoError(t, victim.Start())
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	pid := strconv.Itoa(victim.Process.Pid)
+	control := s.outsideRun(t, nil, "reach", pid)
+	for _, route := range reachRoutes {
+		require.Equal(t, "ok", control.get(route), "control run, %s", route)
+	}
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			r := s.inside(t, sb, nil, "reach", pid)
+			for _, route := range reachRoutes {
+				assert.Contains(t, []string{"EPERM", "ESRCH"}, r.get(route), "%s", route)
+			}
+		})
+	}
+}
+
+// TestLayersInitOutOfReach has the command go for its own init by every
+// route: on the landlock rung, where the init is not PID 1 of a namespace,
+// each is refused; on both, SIGKILL by each route and lowering the init's
+// limits leave the command's status its own and the sandbox usable. The
+// control runs the same probe under a shell, which the routes reach and
+// the SIGKILLs end.
+func TestLayersInitOutOfReach(t *testing.T) {
+	s := newLayScene(t)
+	parent := func(op string) *exec.Cmd {
+		c := exec.Command("sh", "-c", s.probe+" "+op+" parent; echo survived")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return c
+	}
+	out, err := parent("reach").Output()
+	require.NoError(t, err)
+	control := layResult{vals: parseLay(out), out: string(out)}
+	for _, route := range reachRoutes {
+		require.Equal(t, "ok", control.get(route), "control run, %s", route)
+	}
+	out, err = parent("hit").Output()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the control's shell is killed: %s", out)
+	assert.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal())
+	assert.NotContains(t, string(out), "survived")
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			sb, _ := s.sandbox(t, rung, s.config())
+			r := s.inside(t, sb, nil, "reach", "parent")
+			routes := []string{"prlimit"}
+			if rung == corral.RungLandlock {
+				routes = reachRoutes
+			}
+			for _, route := range routes {
+				assert.Equal(t, "EPERM", r.get(route), "%s", route)
+			}
+			h := s.inside(t, sb, nil, "hit", "parent")
+			require.NoError(t, h.err, "the command's own status: %s", h.out)
+			assert.Equal(t, "done", h.get("hit"))
+			again := s.inside(t, sb, nil, "reach", "parent")
+			require.NoError(t, again.err, "the sandbox still runs commands: %s", again.out)
+		})
+	}
+}
+
 // layLoopback listens on the host's loopback for TCP and UDP on one port
 // and reports whether anything arrived.
 func layLoopback(t *testing.T) (port string, arrived func() bool) {

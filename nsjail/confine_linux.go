@@ -46,11 +46,28 @@ func confine(s *setup, stdio []*os.File, readable []string) *failure {
 		}
 	}
 	if len(s.Seccomp) > 0 {
+		// The shield goes first: the policy's filter may refuse loading
+		// another.
+		if err := shield(s).Load(); err != nil {
+			return failureOf(LayerSeccomp, "", err)
+		}
 		if err := seccomp.Load(s.Seccomp); err != nil {
 			return failureOf(LayerSeccomp, "", err)
 		}
 	}
 	return nil
+}
+
+// shield is the filter that keeps the command off the init and, in a bare
+// sandbox, off the host's other processes. A bare init is reachable by its
+// pid and by the id of the thread the command is started from (see
+// offLeader); a namespaced one is PID 1 of its namespace, which the kernel
+// already keeps from the command's signals.
+func shield(s *setup) seccomp.Shield {
+	if !s.Bare {
+		return seccomp.Shield{}
+	}
+	return seccomp.Shield{IDs: []int{unix.Getpid(), unix.Gettid()}, Host: true}
 }
 
 // initOnly grants the init paths that only it can reach (a detached mount

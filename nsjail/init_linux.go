@@ -36,9 +36,42 @@ var forwarded = []os.Signal{
 // initMain is PID 1 of a sandbox. Its exit status is the command's (128+N
 // for signal N); 125 when the sandbox could not be built.
 func initMain([]string) int {
-	// Privileges are dropped on this thread only, and the command inherits
-	// them from it: keep the goroutine here.
+	// Hold the thread group's leader, whichever thread it is, so that the
+	// init proper cannot land on it.
 	runtime.LockOSThread()
+	return offLeader(runInit)
+}
+
+// offLeader runs fn on a locked thread that is not the thread group's
+// leader, and returns what it returns.
+//
+// The init confines that thread (Landlock, seccomp) and starts the command
+// from it, so the command shares its Landlock domain. A bare sandbox has no
+// PID namespace to make the init unkillable, and scoping lets the command
+// signal what shares its domain: with the leader left outside it, a kill
+// of the init's pid is refused, and the shield (see confine) refuses the
+// calls that could still reach the one confined thread by its id.
+func offLeader(fn func() int) int {
+	res := make(chan int, 1)
+	go func() {
+		// The thread stays with the goroutine until the init exits: the
+		// command's parent-death signal fires when it ends.
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The caller was not on the leader: keep this goroutine on it
+			// while another runs fn.
+			res <- offLeader(fn)
+			return
+		}
+		res <- fn()
+	}()
+	return <-res
+}
+
+// runInit is the init proper, on a thread of its own (see offLeader).
+// Privileges are dropped on that thread only, and the command inherits
+// them from it.
+func runInit() int {
 	// Subscribing to signals starts a runtime thread, which takes as long as
 	// building the sandbox: let it happen on another core meanwhile.
 	// Signals that arrive before the command exists wait in the channel.

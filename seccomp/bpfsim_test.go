@@ -1,4 +1,4 @@
-//go:build linux && cgo && libseccomp
+//go:build linux
 
 package seccomp
 

@@ -227,7 +227,6 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	if err != nil {
 		return notStarted(f.configFailure(err))
 	}
-	warnUnmapped(os.Stderr, cfg.Changeset)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

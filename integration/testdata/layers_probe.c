@@ -20,6 +20,8 @@
 #include <linux/netlink.h>
 #include <linux/vm_sockets.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
@@ -243,6 +245,99 @@ static void foreign(const char *how) {
 	report(how, r);
 }
 
+// tids lists the threads of pid, at most max of them.
+static int tids(pid_t pid, pid_t *out, int max) {
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	int n = 0;
+	if (!d) return 0;
+	for (struct dirent *e; n < max && (e = readdir(d));)
+		if (e->d_name[0] != '.') out[n++] = atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
+// each reports "ok" when fn succeeds for one of the threads, else the
+// last error.
+#define each(name, call) do { \
+	long r_ = -1; int e_ = ESRCH; \
+	for (int i_ = 0; i_ < n; i_++) { pid_t tid = ts[i_]; if ((call) == 0) { r_ = 0; break; } e_ = errno; } \
+	errno = e_; report(name, r_); \
+} while (0)
+
+static long pidfd_signal(pid_t id, unsigned flags, int sig) {
+	int fd = syscall(SYS_pidfd_open, id, flags);
+	if (fd < 0) return -1;
+	long r = syscall(SYS_pidfd_send_signal, fd, sig, 0, 0);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
+static long sigqueue_raw(pid_t tgid, pid_t tid, int sig) {
+	siginfo_t info = {0};
+	info.si_signo = sig;
+	info.si_code = SI_QUEUE;
+	info.si_pid = getpid();
+	info.si_uid = getuid();
+	return tid ? syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, &info) : syscall(SYS_rt_sigqueueinfo, tgid, sig, &info);
+}
+
+// reach tries every route by which one process can act on another of the
+// same user: signals by pid, group, thread and pidfd (signal 0, which
+// checks permission and delivers nothing), and setting its resource
+// limits, priority, CPU affinity, scheduling and I/O priority to the values
+// they already have. "parent" is the probe's parent.
+static void reach(const char *arg) {
+	pid_t pid = strcmp(arg, "parent") ? atoi(arg) : getppid();
+	pid_t ts[256];
+	int n = tids(pid, ts, 256);
+	report("kill", kill(pid, 0));
+	pid_t pg = getpgid(pid);
+	report("killpg", pg < 0 ? -1 : kill(-pg, 0));
+	report("sigqueue", sigqueue_raw(pid, 0, 0));
+	each("tgkill", syscall(SYS_tgkill, pid, tid, 0));
+	each("tkill", syscall(SYS_tkill, tid, 0));
+	each("tgsigqueue", sigqueue_raw(pid, tid, 0));
+	report("pidfd", pidfd_signal(pid, 0, 0));
+	each("pidfd_thread", pidfd_signal(tid, O_EXCL /* PIDFD_THREAD */, 0));
+	struct rlimit rl;
+	long r = syscall(SYS_prlimit64, pid, RLIMIT_CORE, 0, &rl);
+	report("prlimit", r < 0 ? r : syscall(SYS_prlimit64, pid, RLIMIT_CORE, &rl, 0));
+	errno = 0;
+	int prio = getpriority(PRIO_PROCESS, pid);
+	report("setpriority", prio == -1 && errno ? -1 : setpriority(PRIO_PROCESS, pid, prio));
+	cpu_set_t set;
+	r = sched_getaffinity(pid, sizeof set, &set);
+	report("affinity", r < 0 ? r : sched_setaffinity(pid, sizeof set, &set));
+	struct sched_param sp = {0};
+	report("scheduler", sched_setscheduler(pid, SCHED_OTHER, &sp));
+	r = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
+	report("ioprio", r < 0 ? r : syscall(SYS_ioprio_set, 1, pid, r));
+}
+
+// hit sends SIGKILL to pid ("parent": the probe's parent) by every route
+// that signals it alone (reach checks the process group's), lowers its
+// limits, then says it is still running.
+static void hit(const char *arg) {
+	pid_t pid = strcmp(arg, "parent") ? atoi(arg) : getppid();
+	pid_t ts[256];
+	int n = tids(pid, ts, 256);
+	for (int i = 0; i < n; i++) {
+		syscall(SYS_tgkill, pid, ts[i], SIGKILL);
+		syscall(SYS_tkill, ts[i], SIGKILL);
+		pidfd_signal(ts[i], O_EXCL, SIGKILL);
+	}
+	pidfd_signal(pid, 0, SIGKILL);
+	kill(pid, SIGKILL);
+	struct rlimit zero = {0, 0};
+	syscall(SYS_prlimit64, pid, RLIMIT_NOFILE, &zero, 0);
+	syscall(SYS_prlimit64, pid, RLIMIT_CPU, &zero, 0);
+	printf("hit done\n");
+}
+
 int main(int argc, char **argv) {
 	setvbuf(stdout, 0, _IOLBF, 0);
 	if (argc < 2) return 2;
@@ -265,6 +360,8 @@ int main(int argc, char **argv) {
 	else if (!strcmp(cmd, "ipcremove")) sysv_remove(arg);
 	else if (!strcmp(cmd, "cgroup")) cgroup();
 	else if (!strcmp(cmd, "fault")) fault(arg);
+	else if (!strcmp(cmd, "reach")) reach(arg);
+	else if (!strcmp(cmd, "hit")) hit(arg);
 	else return 2;
 	return 0;
 }
