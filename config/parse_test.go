@@ -186,10 +186,10 @@ func TestParseErrors(t *testing.T) {
 		// Bad values.
 		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "enabled" or "disabled"`, 4},
 		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "enabled" or "disabled"`, 4},
-		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host" or "none" or "allow"`, 4},
+		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host", "none" or "allow"`, 4},
 		{"fallback", head + "fallback = \"ignore\"\n", `4: agents[0].sandbox.fallback: "ignore" is not a fallback; want "fail" or "warn"`, 4},
 		{"second agent", head + "[[agents]]\nid = \"b\"\n\n[agents.sandbox]\nnetwork = \"off\"\n",
-			`8: agents[1].sandbox.network: "off" is not a network; want "host" or "none" or "allow"`, 8},
+			`8: agents[1].sandbox.network: "off" is not a network; want "host", "none" or "allow"`, 8},
 		{"empty workspace", head + "workspace = \"\"\n", `4: agents[0].sandbox.workspace: empty path`, 4},
 		{"tilde workspace", head + "workspace = \"~/work\"\n", `4: agents[0].sandbox.workspace: "~/work": ~ is not expanded; write the full path`, 4},
 		{"empty writable", head + "writable_paths = [\"/a\", \"\"]\n", `4: agents[0].sandbox.writable_paths[1]: empty path`, 4},
@@ -255,7 +255,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
-		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\nnetwork = \"x\"\r\n", `4: agents[0].sandbox.network: "x" is not a network; want "host" or "none" or "allow"`, 4},
+		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\nnetwork = \"x\"\r\n", `4: agents[0].sandbox.network: "x" is not a network; want "host", "none" or "allow"`, 4},
 		{"unterminated string", "[[agents]]\nid = \"a\n", `2: basic strings cannot have new lines`, 2},
 		{"repeated key", "[[agents]]\nid = \"a\"\nid = \"b\"\n", `3: agents[0].id: key id is already defined`, 3},
 	}
@@ -411,7 +411,7 @@ allowed_ips = ["10.0.0.0/8"]
 		{"network = \"allow\"\nallowed_domains = [\"ok.example\", \"bad name\"]", `agents[0].sandbox.allowed_domains[1]: "bad name": `},
 		{"network = \"allow\"\nallowed_ips = [\"10.0.0.0/33\"]", `agents[0].sandbox.allowed_ips[0]: "10.0.0.0/33": `},
 		{"network = \"allow\"\nallowed_domains = \"example.com\"", `agents[0].sandbox.allowed_domains: want an array of strings`},
-		{"network = \"open\"", `"open" is not a network; want "host" or "none" or "allow"`},
+		{"network = \"open\"", `"open" is not a network; want "host", "none" or "allow"`},
 	} {
 		_, err := parseDoc(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\n"+c.doc+"\n")
 		require.Error(t, err, c.doc)

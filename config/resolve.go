@@ -152,7 +152,11 @@ func pick[T ~string](r *resolver, key, what string, v *string, def T, allowed ..
 	for i, a := range allowed {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
-	return "", r.errorf(key, "%q is not a %s; want %s", *v, what, strings.Join(quoted, " or "))
+	list := quoted[len(quoted)-1]
+	if len(quoted) > 1 {
+		list = strings.Join(quoted[:len(quoted)-1], ", ") + " or " + list
+	}
+	return "", r.errorf(key, "%q is not a %s; want %s", *v, what, list)
 }
 
 func (r *resolver) paths(key string, ps []string) ([]string, error) {

@@ -615,3 +615,51 @@ if os.fork() == 0:
 		t.Fatal("the connection outlived the sandbox")
 	}
 }
+
+// DNS rebinding between check and dial: a name that answers an allowed
+// address once and another address after. The proxy dials what it
+// checked, so the second server is never reached.
+func TestEgressRebindingNeverReachesTheSecondAddress(t *testing.T) {
+	requireTool(t, "curl")
+	s := newEgressScene(t)
+	first := listenEgress(t)
+	t.Cleanup(func() { first.Close() })
+	port := portOf(first)
+	second, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.3:%d", port))
+	if err != nil {
+		t.Skip("cannot listen on 127.0.0.3 at the same port: " + err.Error())
+	}
+	t.Cleanup(func() { second.Close() })
+	for l, body := range map[net.Listener]string{first: "checked\n", second: "rebound\n"} {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) })}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	var mu sync.Mutex
+	calls := 0
+	restore := testhook.SetResolver(func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if host != "rebind.test" {
+			return egressResolve(ctx, host)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls%2 == 1 {
+			return []netip.Addr{netip.MustParseAddr(egressAddr)}, nil
+		}
+		return []netip.Addr{netip.MustParseAddr("127.0.0.3")}, nil
+	})
+	defer restore()
+	// The control: the second address serves, from the host.
+	h := s.host(curl(fmt.Sprintf("http://127.0.0.3:%d/", port)))
+	require.Contains(t, h.stdout, "rebound", h.String())
+
+	cfg := s.config([]string{"rebind.test"}, nil)
+	cfg.AllowedIPs = []string{egressAddr + "/32"}
+	sb, _ := s.sandbox(cfg)
+	for range 4 {
+		r := s.run(sb, curl(fmt.Sprintf("http://rebind.test:%d/", port)))
+		assert.NotContains(t, r.stdout, "rebound", r.String())
+		assert.True(t, strings.Contains(r.stdout, "checked") || strings.Contains(r.stdout, "status 403"), r.String())
+	}
+}
