@@ -28,7 +28,9 @@ type Cmd struct {
 	// environment (see Config.Env), not the caller's. Variables whose names
 	// look secret are dropped from it too, unless Config.Env names them
 	// (see Config.Env), so `append(os.Environ(), "X=1")` does not hand the
-	// caller's secrets to the command.
+	// caller's secrets to the command. With NetworkAllow the proxy
+	// variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, FTP_PROXY,
+	// either case) name the sandbox's proxy, whatever Env says.
 	Env []string
 	// Dir is the working directory inside the sandbox; empty means the
 	// workspace.
