@@ -106,7 +106,8 @@ func (c *Cmd) String() string { return strings.Join(c.Args, " ") }
 
 // Environ returns the environment the command will get: Env, or the
 // sandbox's default environment when Env is nil, without the variables the
-// sandbox keeps from commands.
+// sandbox keeps from commands. With NetworkAllow the proxy variables are
+// set when the command starts, once its proxy's ports are known.
 func (c *Cmd) Environ() []string {
 	if c.sb == nil {
 		return nil
