@@ -70,6 +70,7 @@ bench: build
 	@scripts/bench.sh
 	@scripts/bench-git.sh
 	@scripts/bench-egress.sh
+	@scripts/bench-srt.sh
 
 clean:
 	rm -rf $(BIN)

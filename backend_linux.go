@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -19,6 +20,11 @@ func registerEntrypoints() { nsjail.Register() }
 type linuxBackend struct {
 	jail      *nsjail.Jail
 	changeset *changeset.Changeset // the workspace's overlay, or nil
+	// egress is NetworkAllow's policy; with a network namespace each
+	// command gets a proxy of its own on the sandbox's listeners, without
+	// one (the landlock rung) hostProxy serves them all.
+	egress    *egressPolicy
+	hostProxy *hostProxy
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -39,24 +45,38 @@ func newBackend(s *spec) (backend, error) {
 	if plan.rung == RungNone {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
-	o, err := jailOptions(s, plan)
-	if err != nil {
-		return nil, err
-	}
-	if s.Changeset != nil {
-		if err := copyUpUnmapped(s.Changeset, s.logf); err != nil {
+	b := &linuxBackend{changeset: s.Changeset, egress: s.Egress}
+	if s.Egress != nil && plan.rung == RungLandlock {
+		if b.hostProxy, err = newHostProxy(s.Egress, s.refused); err != nil {
 			return nil, err
 		}
 	}
-	j, err := nsjail.New(o)
-	if err != nil {
-		return nil, translate("", err)
+	o, err := jailOptions(s, plan, b.hostProxy)
+	if err == nil && s.Changeset != nil {
+		err = copyUpUnmapped(s.Changeset, s.logf)
 	}
-	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
+	if err == nil {
+		b.jail, err = nsjail.New(o)
+		err = translateErr("", err)
+	}
+	if err != nil {
+		b.stopHostProxy()
+		return nil, err
+	}
+	return b, nil
 }
 
-// jailOptions turns a spec and its rung into the jail's options.
-func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
+// translateErr is translate, keeping nil nil.
+func translateErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return translate(name, err)
+}
+
+// jailOptions turns a spec and its rung into the jail's options; hp is
+// the proxy on the host's loopback of NetworkAllow on the landlock rung.
+func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error) {
 	bare := plan.rung == RungLandlock
 	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
@@ -66,18 +86,25 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Hidden:    in.Hidden,
 		Protected: in.Protected,
 		NetNone:   s.Network == NetworkNone,
+		NetProxy:  s.Network == NetworkAllow && !bare,
 		Direct:    s.DirectSpawn,
 		Ahead:     s.Ahead,
 		Overlays:  in.Overlays,
 		Bare:      bare,
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
+	// Without a namespace, NetworkAllow's commands may connect only to the
+	// proxy's ports, over TCP only.
+	viaProxy := bare && s.Network == NetworkAllow
 	if plan.landlock {
-		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet}
+		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet || viaProxy}
+		if viaProxy && hp != nil {
+			o.Landlock.ConnectTCP = []uint16{uint16(hp.ports[0]), uint16(hp.ports[1])}
+		}
 	}
 	if plan.seccomp {
 		bpf, err := seccomp.Filter(seccomp.Options{
-			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet,
+			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet, TCPOnly: viaProxy,
 		})
 		if err != nil {
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
@@ -102,10 +129,17 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 }
 
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
-	p, err := b.jail.Start(&nsjail.Command{
+	c := &nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
 		ExtraFiles: req.ExtraFiles,
-	})
+	}
+	switch {
+	case b.hostProxy != nil:
+		c.Env = withProxyEnv(c.Env, b.hostProxy.ports[0], b.hostProxy.ports[1])
+	case b.egress != nil:
+		c.Serve = b.serve(req.Refused)
+	}
+	p, err := b.jail.Start(c)
 	if err != nil {
 		return nil, translate(req.Name, err)
 	}
@@ -128,7 +162,42 @@ func (p jailProcess) Wait() (exit, error) {
 	return exit{status: ex.Status, rusage: ex.Rusage}, err
 }
 
-func (b *linuxBackend) close() error { return b.jail.Close() }
+func (b *linuxBackend) close() error {
+	b.stopHostProxy()
+	return b.jail.Close()
+}
+
+func (b *linuxBackend) stopHostProxy() {
+	if b.hostProxy != nil {
+		b.hostProxy.stop()
+	}
+}
+
+// serve is nsjail's Command.Serve for NetworkAllow: a proxy of the
+// command's own on the listeners its sandbox made inside its network
+// namespace, reporting refusals to refused. It ends, with every
+// connection it carries, when the sandbox is released.
+func (b *linuxBackend) serve(refused func(Violation)) func([]*os.File, []string) ([]string, func(), error) {
+	return func(files []*os.File, env []string) ([]string, func(), error) {
+		var ls [2]net.Listener
+		for i, f := range files[:2] {
+			l, err := net.FileListener(f)
+			if err != nil {
+				closeListeners(ls[:i])
+				return nil, nil, err
+			}
+			ls[i] = l
+		}
+		p, stop, err := b.egress.proxy(refused)
+		if err != nil {
+			closeListeners(ls[:])
+			return nil, nil, err
+		}
+		serveOn(p, ls)
+		env = withProxyEnv(env, ls[0].Addr().(*net.TCPAddr).Port, ls[1].Addr().(*net.TCPAddr).Port)
+		return env, func() { stop(); closeListeners(ls[:]) }, nil
+	}
+}
 
 func (b *linuxBackend) warm(ctx context.Context) error { return b.jail.Ready(ctx) }
 

@@ -28,7 +28,9 @@ type Cmd struct {
 	// environment (see Config.Env), not the caller's. Variables whose names
 	// look secret are dropped from it too, unless Config.Env names them
 	// (see Config.Env), so `append(os.Environ(), "X=1")` does not hand the
-	// caller's secrets to the command.
+	// caller's secrets to the command. With NetworkAllow the proxy
+	// variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, FTP_PROXY,
+	// either case) name the sandbox's proxy, whatever Env says.
 	Env []string
 	// Dir is the working directory inside the sandbox; empty means the
 	// workspace.
@@ -80,6 +82,7 @@ type Cmd struct {
 	inDone      chan error // the Stdin copier finished, with its error
 	ctxResult   chan ctxResult
 	exited      atomic.Bool // the backend's Wait returned: the sandbox is released
+	violations  violationLog
 }
 
 // ErrWaitDelay is returned by Wait when the command exited but its output
@@ -103,7 +106,8 @@ func (c *Cmd) String() string { return strings.Join(c.Args, " ") }
 
 // Environ returns the environment the command will get: Env, or the
 // sandbox's default environment when Env is nil, without the variables the
-// sandbox keeps from commands.
+// sandbox keeps from commands. With NetworkAllow the proxy variables are
+// set when the command starts, once its proxy's ports are known.
 func (c *Cmd) Environ() []string {
 	if c.sb == nil {
 		return nil
@@ -142,6 +146,7 @@ func (c *Cmd) Start() (err error) {
 	}
 	req := &startRequest{
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
+		Refused: c.recordViolation,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {

@@ -30,6 +30,10 @@ const (
 	NetworkHost Network = "host"
 	// NetworkNone gives the command a network namespace with only loopback up.
 	NetworkNone Network = "none"
+	// NetworkAllow gives the command only loopback and a proxy, served by
+	// the caller, that reaches the names in Config.AllowedDomains and
+	// nothing else (see docs/layers.md, "Network").
+	NetworkAllow Network = "allow"
 )
 
 // Config describes a sandbox. The zero value of every field is a sane default
@@ -68,6 +72,20 @@ type Config struct {
 	AllowHome bool
 	// Network defaults to NetworkHost.
 	Network Network
+	// AllowedDomains, with NetworkAllow, are the names the command may
+	// reach through the proxy: "example.com", "*.example.com" (its
+	// subdomains), each with an optional ":port" (any port without).
+	// Names are matched case-insensitively after IDNA normalisation. No
+	// entry allows nothing. Needs NetworkAllow.
+	AllowedDomains []string
+	// DeniedDomains are names refused even when AllowedDomains allows
+	// them, in the same form. Needs NetworkAllow.
+	DeniedDomains []string
+	// AllowedIPs are address ranges ("10.1.0.0/16", or one address) that
+	// allowed names may resolve to and IP literals may name. Without them
+	// the proxy refuses private, loopback, link-local, CGNAT and cloud
+	// metadata addresses even for an allowed name. Needs NetworkAllow.
+	AllowedIPs []string
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
 	// look like secrets). The default environment also carries the proxy
@@ -140,12 +158,14 @@ func ProtectedNames() []string { return guard.Names() }
 // spec is a Config after validation: every path absolute, cleaned, with
 // symlinks resolved.
 type spec struct {
-	Mode          Mode
-	Workspace     string
-	Writable      []string
-	ReadOnly      []string
-	Hidden        []string
-	Network       Network
+	Mode      Mode
+	Workspace string
+	Writable  []string
+	ReadOnly  []string
+	Hidden    []string
+	Network   Network
+	// Egress is the proxy's policy with NetworkAllow, else nil.
+	Egress        *egressPolicy
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
@@ -159,6 +179,9 @@ type spec struct {
 	UnixSockets bool
 	Ptrace      bool
 	logf        func(format string, args ...any)
+	// refused receives the refusals of a proxy the sandbox's commands
+	// share (Sandbox.recordViolation).
+	refused func(Violation)
 
 	// DefaultHidden are the credential stores hidden by default, also
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
@@ -187,6 +210,9 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolvePaths(c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveEgress(c); err != nil {
 		return nil, err
 	}
 	if err := checkEnv(c.Env); err != nil {
@@ -220,9 +246,9 @@ func (s *spec) resolveChoices(c Config) error {
 		return &ConfigError{Field: "Mode", Value: string(c.Mode), Reason: `want "enabled" or "disabled"`}
 	}
 	switch s.Network {
-	case NetworkHost, NetworkNone:
+	case NetworkHost, NetworkNone, NetworkAllow:
 	default:
-		return &ConfigError{Field: "Network", Value: string(c.Network), Reason: `want "host" or "none"`}
+		return &ConfigError{Field: "Network", Value: string(c.Network), Reason: `want "host", "none" or "allow"`}
 	}
 	switch s.Fallback {
 	case FallbackFail, FallbackWarn:

@@ -47,7 +47,8 @@
 //
 // On Linux each command runs in new user, mount, PID, IPC, UTS and cgroup
 // namespaces (and a network namespace with only loopback for
-// [NetworkNone]):
+// [NetworkNone] and [NetworkAllow], where corral's proxy, served by the
+// caller, reaches only [Config.AllowedDomains]):
 //   - the host's / read-only, every submount included; a fresh /proc; a
 //     minimal /dev; a private /tmp;
 //   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]
@@ -61,7 +62,8 @@
 //     [Cmd.Dropped] lists what did not land;
 //   - the caller's uid and gid, no capabilities, no_new_privs, a new session,
 //     no way to create namespaces;
-//   - only allow-listed environment variables (see [Config.Env]).
+//   - only allow-listed environment variables (see [Config.Env]); with
+//     [NetworkAllow] the proxy variables name the sandbox's proxy.
 //
 // The command's Process is the sandbox's init on the host: signals sent to it
 // reach the command, killing it ends every process in the sandbox, and it

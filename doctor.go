@@ -19,6 +19,8 @@ type Report struct {
 	OK bool `json:"ok"`
 	// Problem says why not, naming the missing layer.
 	Problem string `json:"problem,omitempty"`
+	// Network says how the Config's Network is enforced on that rung.
+	Network string `json:"network,omitempty"`
 	// HiddenByDefault are the credential stores (see CredentialStores)
 	// that exist, that the caller can read, and that a sandbox hides
 	// unless Config.Reveal names them.
@@ -70,5 +72,6 @@ func report(h *host, s *spec) *Report {
 	for _, l := range plan.without {
 		r.Without = append(r.Without, string(l.Name))
 	}
+	r.Network = networkEnforcement(s.Network, plan)
 	return r
 }

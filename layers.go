@@ -90,6 +90,9 @@ const (
 	// LayerWorkdir: the command's working directory is missing or not a
 	// directory inside the sandbox.
 	LayerWorkdir Layer = "workdir"
+	// LayerEgress: the network proxy of NetworkAllow could not be started
+	// or given to the command.
+	LayerEgress Layer = "egress"
 	// LayerPlatform: this operating system has no sandbox backend.
 	LayerPlatform Layer = "platform"
 	// LayerSandbox: the backend failed in a way no other layer names.
@@ -102,7 +105,7 @@ var layers = []Layer{
 	LayerUserNS, LayerMountNS, LayerPIDNS, LayerNetNS, LayerKernelNS, LayerProc, LayerOverlay,
 	LayerLandlock, LayerSeccomp, LayerSeatbelt,
 	LayerNamespaces, LayerInit, LayerStale, LayerTmp, LayerMount, LayerMountWatch, LayerWorkspace,
-	LayerWritablePath, LayerProtect, LayerNSLimits, LayerPrivileges, LayerWorkdir, LayerPlatform,
+	LayerWritablePath, LayerProtect, LayerNSLimits, LayerPrivileges, LayerWorkdir, LayerEgress, LayerPlatform,
 	LayerSandbox,
 }
 
@@ -161,7 +164,10 @@ type needs struct {
 }
 
 func (s *spec) needs() needs {
-	return needs{netNone: s.Network == NetworkNone, unixSockets: s.UnixSockets, fallback: s.Fallback}
+	// NetworkAllow's commands have a network namespace with only loopback,
+	// as NetworkNone's do: the proxy is their only way out.
+	own := s.Network == NetworkNone || s.Network == NetworkAllow
+	return needs{netNone: own, unixSockets: s.UnixSockets, fallback: s.Fallback}
 }
 
 // rungPlan is the rung a sandbox runs on and the layers it uses there.

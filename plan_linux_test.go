@@ -27,7 +27,7 @@ func TestMountPlanIsTheBackendsPlan(t *testing.T) {
 	}
 	s, err := cfg.resolve()
 	require.NoError(t, err)
-	o, err := jailOptions(s, &rungPlan{rung: RungFull})
+	o, err := jailOptions(s, &rungPlan{rung: RungFull}, nil)
 	require.NoError(t, err)
 	var want []string
 	for _, m := range mounts.Build(o.Input()).Mounts {

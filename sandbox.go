@@ -14,6 +14,8 @@ type Sandbox struct {
 	env     []string // the default environment, computed once
 	backend backend
 	logf    func(format string, args ...any)
+	// violations are the refusals no single command can be named for.
+	violations violationLog
 }
 
 // New validates cfg, canonicalizes its paths and prepares the platform
@@ -38,6 +40,12 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	if !initCalled.Load() {
 		return nil, ErrNoInit
+	}
+	if s.Egress != nil {
+		if err := s.Egress.useCallerProxy(); err != nil {
+			return nil, err
+		}
+		s.refused = sb.recordViolation
 	}
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
@@ -68,7 +76,9 @@ func (sb *Sandbox) Command(ctx context.Context, name string, args ...string) *Cm
 func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
 
 // Close releases the sandboxes kept built ahead of time for commands.
-// Commands already running are not affected.
+// Commands already running are not affected, except that with
+// NetworkAllow on the landlock and seatbelt rungs, where the proxy the
+// commands share listens on the host's loopback, that proxy stops.
 func (sb *Sandbox) Close() error { return sb.backend.close() }
 
 // Warm blocks until the sandboxes kept built ahead for commands are ready
@@ -99,6 +109,8 @@ type startRequest struct {
 	// ExtraFiles go to descriptors 3 and up; nothing else of the caller's
 	// reaches the command.
 	ExtraFiles []*os.File
+	// Refused receives what the sandbox refused the command.
+	Refused func(Violation)
 }
 
 // process is a started command.

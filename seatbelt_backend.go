@@ -18,6 +18,9 @@ import (
 type seatbeltBackend struct {
 	runner *seatbelt.Runner
 	spec   *spec
+	// proxy serves NetworkAllow's commands on the host's loopback, the
+	// only place the profile lets them connect to.
+	proxy *hostProxy
 }
 
 // seatbeltOrNone is the macOS ladder as New climbs it: the seatbelt rung, or
@@ -54,14 +57,27 @@ func probeSeatbelt(runner string) LayerStatus {
 
 // newSeatbeltBackend makes the runner, which applies the profile once.
 func newSeatbeltBackend(s *spec, runner string) (*seatbeltBackend, error) {
-	r, err := seatbelt.NewRunner(runner, seatbeltInput(s), s.Workspace)
+	b := &seatbeltBackend{spec: s}
+	in := seatbeltInput(s)
+	if s.Egress != nil {
+		p, err := newHostProxy(s.Egress, s.refused)
+		if err != nil {
+			return nil, err
+		}
+		b.proxy = p
+		in.ProxyPorts = p.ports[:]
+	}
+	r, err := seatbelt.NewRunner(runner, in, s.Workspace)
 	if err != nil {
+		b.close()
 		return nil, fromSeatbelt(err)
 	}
-	return &seatbeltBackend{runner: r, spec: s}, nil
+	b.runner = r
+	return b, nil
 }
 
-// seatbeltInput is what the profile is generated from, for every command.
+// seatbeltInput is what the profile is generated from, for every command;
+// with NetworkAllow the proxy's ports are added once it listens.
 func seatbeltInput(s *spec) seatbelt.Input {
 	return seatbelt.Input{
 		Workspace:   s.Workspace,
@@ -92,8 +108,12 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 	if err != nil {
 		return nil, &ExecError{Name: req.Name, Err: err}
 	}
+	env := req.Env
+	if b.proxy != nil {
+		env = withProxyEnv(env, b.proxy.ports[0], b.proxy.ports[1])
+	}
 	p, err := b.runner.Start(&seatbelt.Command{
-		Path: path, Args: req.Args, Env: req.Env, Dir: dir, Stdio: req.Stdio, ExtraFiles: req.ExtraFiles,
+		Path: path, Args: req.Args, Env: env, Dir: dir, Stdio: req.Stdio, ExtraFiles: req.ExtraFiles,
 	})
 	if err != nil {
 		return nil, fromSeatbelt(err)
@@ -124,7 +144,12 @@ func (b *seatbeltBackend) workdir(dir string) (string, error) {
 	return dir, nil
 }
 
-func (b *seatbeltBackend) close() error { return nil }
+func (b *seatbeltBackend) close() error {
+	if b.proxy != nil {
+		b.proxy.stop()
+	}
+	return nil
+}
 
 // seatbeltProcess is the runner's process as the package's.
 type seatbeltProcess struct{ *seatbelt.Process }

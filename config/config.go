@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/corralhq/corral"
@@ -37,8 +38,13 @@ type Sandbox struct {
 	// AllowHome lets the workspace or a writable path be a home directory
 	// (corral.Config.AllowHome); false unless the file says true.
 	AllowHome bool
-	// Network is corral.NetworkHost unless the file says "none".
+	// Network is corral.NetworkHost unless the file says "none" or "allow".
 	Network corral.Network
+	// AllowedDomains, DeniedDomains and AllowedIPs are network = "allow"'s
+	// lists (corral.Config's fields of the same names).
+	AllowedDomains []string
+	DeniedDomains  []string
+	AllowedIPs     []string
 	// Fallback says what to do when the sandbox cannot be built.
 	Fallback Fallback
 	// Env holds "KEY" (copy the caller's value) and "KEY=VALUE" entries.
@@ -118,6 +124,11 @@ func (s Sandbox) CorralConfig() corral.Config {
 		HiddenPaths:   slices.Clone(s.HiddenPaths),
 		Network:       s.Network,
 		Env:           slices.Clone(s.Env),
+
+		AllowedDomains: slices.Clone(s.AllowedDomains),
+		DeniedDomains:  slices.Clone(s.DeniedDomains),
+		AllowedIPs:     slices.Clone(s.AllowedIPs),
+
 		AllowPlanting: slices.Clone(s.AllowPlanting),
 		Reveal:        slices.Clone(s.Reveal),
 		AllowHome:     s.AllowHome,
@@ -143,4 +154,16 @@ func fromFile(cfg *Config, file string) *Config {
 		cfg.Agents[i].Sandbox.ConfigFile = file
 	}
 	return cfg
+}
+
+// ApplyNetwork gives sb, a running sandbox made from an earlier version of
+// s, the network lists of s: connections its commands make from then on,
+// running ones too, follow them. A sandbox whose Network is not
+// corral.NetworkAllow refuses; so does one made with a different Network,
+// which a running sandbox cannot change to.
+func (s Sandbox) ApplyNetwork(sb *corral.Sandbox) error {
+	if s.Network != corral.NetworkAllow {
+		return fmt.Errorf("config: network %q cannot be applied to a running sandbox: start a new one", s.Network)
+	}
+	return sb.SetNetworkRules(s.AllowedDomains, s.DeniedDomains, s.AllowedIPs)
 }

@@ -27,7 +27,7 @@ func examplePath(t testing.TB) string {
 func TestExampleFile(t *testing.T) {
 	cfg, err := Load(examplePath(t))
 	require.NoError(t, err)
-	require.Equal(t, []string{"coder", "reviewer"}, cfg.IDs())
+	require.Equal(t, []string{"coder", "reviewer", "researcher"}, cfg.IDs())
 
 	coder, _ := cfg.Agent("coder")
 	assert.Equal(t, Sandbox{
@@ -48,6 +48,15 @@ func TestExampleFile(t *testing.T) {
 		ConfigFile: cfg.File,
 	}, reviewer.Sandbox)
 	assert.Equal(t, []string{cfg.File}, reviewer.Sandbox.CorralConfig().PolicyFiles, "the file is kept read-only in its sandboxes")
+
+	researcher, _ := cfg.Agent("researcher")
+	assert.Equal(t, corral.NetworkAllow, researcher.Sandbox.Network)
+	assert.Equal(t, []string{"github.com", "*.githubusercontent.com", "pypi.org", "files.pythonhosted.org", "api.example.com:443"},
+		researcher.Sandbox.AllowedDomains)
+	assert.Equal(t, []string{"gist.githubusercontent.com"}, researcher.Sandbox.DeniedDomains)
+	lib := researcher.Sandbox.CorralConfig()
+	assert.Equal(t, researcher.Sandbox.AllowedDomains, lib.AllowedDomains)
+	assert.Equal(t, researcher.Sandbox.DeniedDomains, lib.DeniedDomains)
 }
 
 // TestExampleFileCommentedKeys checks the keys shown commented out, which a
@@ -57,7 +66,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
-	require.Len(t, commented.FindAll(data, -1), 10, "the commented keys this test knows")
+	require.Len(t, commented.FindAll(data, -1), 11, "the commented keys this test knows")
 	doc := commented.ReplaceAllString(string(data), "$1")
 
 	cfg, err := Parse(strings.NewReader(doc), path)
@@ -73,4 +82,6 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	assert.True(t, coder.Sandbox.AllowPtrace)
 	assert.Equal(t, "/srv/agents/coder/changes", coder.Sandbox.Changeset)
 	assert.Equal(t, []string{"/srv/agents/coder/notes"}, coder.Sandbox.ChangesetPaths)
+	researcher, _ := cfg.Agent("researcher")
+	assert.Equal(t, []string{"10.20.0.0/16"}, researcher.Sandbox.AllowedIPs)
 }

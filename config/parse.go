@@ -25,17 +25,20 @@ type agentDoc struct {
 }
 
 type sandboxDoc struct {
-	Mode          *string  `toml:"mode"`
-	Workspace     *string  `toml:"workspace"`
-	WritablePaths []string `toml:"writable_paths"`
-	ReadOnlyPaths []string `toml:"read_only_paths"`
-	HiddenPaths   []string `toml:"hidden_paths"`
-	Network       *string  `toml:"network"`
-	Fallback      *string  `toml:"fallback"`
-	Env           []string `toml:"env"`
-	AllowPlanting []string `toml:"allow_planting"`
-	Reveal        []string `toml:"reveal"`
-	AllowHome     *bool    `toml:"allow_home"`
+	Mode           *string  `toml:"mode"`
+	Workspace      *string  `toml:"workspace"`
+	WritablePaths  []string `toml:"writable_paths"`
+	ReadOnlyPaths  []string `toml:"read_only_paths"`
+	HiddenPaths    []string `toml:"hidden_paths"`
+	Network        *string  `toml:"network"`
+	AllowedDomains []string `toml:"allowed_domains"`
+	DeniedDomains  []string `toml:"denied_domains"`
+	AllowedIPs     []string `toml:"allowed_ips"`
+	Fallback       *string  `toml:"fallback"`
+	Env            []string `toml:"env"`
+	AllowPlanting  []string `toml:"allow_planting"`
+	Reveal         []string `toml:"reveal"`
+	AllowHome      *bool    `toml:"allow_home"`
 
 	AllowUnixSockets *bool    `toml:"allow_unix_sockets"`
 	AllowPtrace      *bool    `toml:"allow_ptrace"`
@@ -57,6 +60,9 @@ var schema = map[string]string{
 	"agents[].sandbox.read_only_paths":    "an array of strings",
 	"agents[].sandbox.hidden_paths":       "an array of strings",
 	"agents[].sandbox.network":            "a string",
+	"agents[].sandbox.allowed_domains":    "an array of strings",
+	"agents[].sandbox.denied_domains":     "an array of strings",
+	"agents[].sandbox.allowed_ips":        "an array of strings",
 	"agents[].sandbox.fallback":           "a string",
 	"agents[].sandbox.env":                "an array of strings",
 	"agents[].sandbox.allow_planting":     "an array of strings",

@@ -186,10 +186,10 @@ func TestParseErrors(t *testing.T) {
 		// Bad values.
 		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "enabled" or "disabled"`, 4},
 		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "enabled" or "disabled"`, 4},
-		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host" or "none"`, 4},
+		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host", "none" or "allow"`, 4},
 		{"fallback", head + "fallback = \"ignore\"\n", `4: agents[0].sandbox.fallback: "ignore" is not a fallback; want "fail" or "warn"`, 4},
 		{"second agent", head + "[[agents]]\nid = \"b\"\n\n[agents.sandbox]\nnetwork = \"off\"\n",
-			`8: agents[1].sandbox.network: "off" is not a network; want "host" or "none"`, 8},
+			`8: agents[1].sandbox.network: "off" is not a network; want "host", "none" or "allow"`, 8},
 		{"empty workspace", head + "workspace = \"\"\n", `4: agents[0].sandbox.workspace: empty path`, 4},
 		{"tilde workspace", head + "workspace = \"~/work\"\n", `4: agents[0].sandbox.workspace: "~/work": ~ is not expanded; write the full path`, 4},
 		{"empty writable", head + "writable_paths = [\"/a\", \"\"]\n", `4: agents[0].sandbox.writable_paths[1]: empty path`, 4},
@@ -222,9 +222,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, sandbox`, 3},
 
 		// Types.
@@ -251,11 +251,11 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
-		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\nnetwork = \"x\"\r\n", `4: agents[0].sandbox.network: "x" is not a network; want "host" or "none"`, 4},
+		{"crlf", "[[agents]]\r\nid = \"a\"\r\n[agents.sandbox]\r\nnetwork = \"x\"\r\n", `4: agents[0].sandbox.network: "x" is not a network; want "host", "none" or "allow"`, 4},
 		{"unterminated string", "[[agents]]\nid = \"a\n", `2: basic strings cannot have new lines`, 2},
 		{"repeated key", "[[agents]]\nid = \"a\"\nid = \"b\"\n", `3: agents[0].id: key id is already defined`, 3},
 	}
@@ -387,4 +387,35 @@ func TestParseRevealAndAllowHome(t *testing.T) {
 	assert.EqualError(t, err, `x.toml:4: agents[0].sandbox.reveal[0]: "~/.aws": ~ is not expanded; write the full path`)
 	_, err = Parse(strings.NewReader("[[agents]]\nid = \"a\"\n[agents.sandbox]\nallow_home = \"yes\"\n"), "x.toml")
 	assert.ErrorContains(t, err, "want a boolean")
+}
+
+func TestParseNetworkAllow(t *testing.T) {
+	cfg, err := parseDoc(t, `[[agents]]
+id = "a"
+[agents.sandbox]
+network = "allow"
+allowed_domains = ["example.com", "*.example.org:443"]
+denied_domains = ["x.example.org"]
+allowed_ips = ["10.0.0.0/8"]
+`)
+	require.NoError(t, err)
+	s := cfg.Agents[0].Sandbox
+	assert.Equal(t, corral.NetworkAllow, s.Network)
+	assert.Equal(t, []string{"example.com", "*.example.org:443"}, s.AllowedDomains)
+	assert.Equal(t, []string{"x.example.org"}, s.DeniedDomains)
+	assert.Equal(t, []string{"10.0.0.0/8"}, s.AllowedIPs)
+
+	for _, c := range []struct{ doc, want string }{
+		{"network = \"host\"\nallowed_domains = [\"example.com\"]", `agents[0].sandbox.allowed_domains: needs network = "allow"`},
+		{"denied_domains = [\"example.com\"]", `agents[0].sandbox.denied_domains: needs network = "allow"`},
+		{"network = \"allow\"\nallowed_domains = [\"ok.example\", \"bad name\"]", `agents[0].sandbox.allowed_domains[1]: "bad name": `},
+		{"network = \"allow\"\nallowed_ips = [\"10.0.0.0/33\"]", `agents[0].sandbox.allowed_ips[0]: "10.0.0.0/33": `},
+		{"network = \"allow\"\nallowed_domains = \"example.com\"", `agents[0].sandbox.allowed_domains: want an array of strings`},
+		{"network = \"open\"", `"open" is not a network; want "host", "none" or "allow"`},
+	} {
+		_, err := parseDoc(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\n"+c.doc+"\n")
+		require.Error(t, err, c.doc)
+		assert.Contains(t, err.Error(), c.want)
+		assert.NotContains(t, err.Error(), "\n")
+	}
 }

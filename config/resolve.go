@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/egress"
 )
 
 // resolver checks a decoded document and fills in defaults, naming the key
@@ -89,6 +91,9 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if s.AllowPlanting, err = r.allowPlanting(key+".allow_planting", d.AllowPlanting); err != nil {
 		return Sandbox{}, err
 	}
+	if err := r.egress(key, d, &s); err != nil {
+		return Sandbox{}, err
+	}
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	s.AllowHome = d.AllowHome != nil && *d.AllowHome
@@ -100,7 +105,7 @@ func (r *resolver) choices(key string, d *sandboxDoc, s *Sandbox) (err error) {
 	if s.Mode, err = pick(r, key+".mode", "mode", d.Mode, s.Mode, corral.ModeEnabled, corral.ModeDisabled); err != nil {
 		return err
 	}
-	if s.Network, err = pick(r, key+".network", "network", d.Network, s.Network, corral.NetworkHost, corral.NetworkNone); err != nil {
+	if s.Network, err = pick(r, key+".network", "network", d.Network, s.Network, corral.NetworkHost, corral.NetworkNone, corral.NetworkAllow); err != nil {
 		return err
 	}
 	s.Fallback, err = pick(r, key+".fallback", "fallback", d.Fallback, s.Fallback, FallbackFail, FallbackWarn)
@@ -147,7 +152,11 @@ func pick[T ~string](r *resolver, key, what string, v *string, def T, allowed ..
 	for i, a := range allowed {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
-	return "", r.errorf(key, "%q is not a %s; want %s", *v, what, strings.Join(quoted, " or "))
+	list := quoted[len(quoted)-1]
+	if len(quoted) > 1 {
+		list = strings.Join(quoted[:len(quoted)-1], ", ") + " or " + list
+	}
+	return "", r.errorf(key, "%q is not a %s; want %s", *v, what, list)
 }
 
 func (r *resolver) paths(key string, ps []string) ([]string, error) {
@@ -197,6 +206,35 @@ func (r *resolver) env(key string, kvs []string) ([]string, error) {
 	return slices.Clone(kvs), nil
 }
 
+// egress checks network = "allow"'s lists, each entry alone so that the
+// error names its key; they need that network, so that a list never looks
+// like a restriction that is not in force.
+func (r *resolver) egress(key string, d *sandboxDoc, s *Sandbox) error {
+	lists := []struct {
+		key     string
+		entries []string
+		dst     *[]string
+	}{
+		{key + ".allowed_domains", d.AllowedDomains, &s.AllowedDomains},
+		{key + ".denied_domains", d.DeniedDomains, &s.DeniedDomains},
+		{key + ".allowed_ips", d.AllowedIPs, &s.AllowedIPs},
+	}
+	for i, l := range lists {
+		if len(l.entries) > 0 && s.Network != corral.NetworkAllow {
+			return r.errorf(l.key, "needs network = %q", corral.NetworkAllow)
+		}
+		for j, e := range l.entries {
+			one := [3][]string{}
+			one[i] = []string{e}
+			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
+				return r.errorf(fmt.Sprintf("%s[%d]", l.key, j), "%q: %s", e, entryReason(err, e))
+			}
+		}
+		*l.dst = slices.Clone(l.entries)
+	}
+	return nil
+}
+
 func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
 	for i, n := range names {
 		if !slices.Contains(corral.ProtectedNames(), n) {
@@ -205,4 +243,14 @@ func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
 		}
 	}
 	return slices.Clone(names), nil
+}
+
+// entryReason is what a network list entry's parse error says is wrong
+// with it, without the entry, which the message names already.
+func entryReason(err error, entry string) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, strconv.Quote(entry)+": "); ok {
+		return after
+	}
+	return strings.TrimPrefix(msg, "egress: ")
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ type Runtime struct {
 	stopped   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	hooksMu sync.Mutex
+	hooks   []func(*Config)
 
 	// Only the watch goroutine touches these.
 	lastData   []byte // what the file held at the last attempt
@@ -100,6 +104,16 @@ func watchDirs(file string) (*fsnotify.Watcher, error) {
 
 // Config returns the current configuration. Treat it as read-only.
 func (r *Runtime) Config() *Config { return r.current.Load() }
+
+// OnReload registers fn to be called with every Config a reload stores,
+// after it is stored, on the goroutine that watches the file. A program
+// that keeps sandboxes running across reloads passes on what can change
+// in them, such as the network lists ([Sandbox.ApplyNetwork]).
+func (r *Runtime) OnReload(fn func(*Config)) {
+	r.hooksMu.Lock()
+	defer r.hooksMu.Unlock()
+	r.hooks = append(r.hooks, fn)
+}
 
 // Close stops watching. Config keeps returning the last value.
 func (r *Runtime) Close() error {
@@ -170,6 +184,12 @@ func (r *Runtime) check() {
 	}
 	r.current.Store(fromFile(cfg, r.file))
 	r.logf("config: reloaded %s (%d agents)", r.file, len(cfg.Agents))
+	r.hooksMu.Lock()
+	hooks := slices.Clone(r.hooks)
+	r.hooksMu.Unlock()
+	for _, fn := range hooks {
+		fn(cfg)
+	}
 }
 
 // reportOnce logs msg unless it is what the last check said: every change in

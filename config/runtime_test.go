@@ -253,3 +253,28 @@ func TestWatchedFileIsAPolicyFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Agents[0].Sandbox.CorralConfig().PolicyFiles)
 }
+
+func TestOnReloadAppliesNetworkLists(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agents.toml")
+	doc := func(domain string) string {
+		return oneAgent("allow", "ws") + fmt.Sprintf("allowed_domains = [%q]\n", domain)
+	}
+	writeFile(t, path, doc("a.example"))
+	r, _ := startWatch(t, path)
+	got := make(chan []string, 4)
+	r.OnReload(func(c *Config) { got <- c.Agents[0].Sandbox.AllowedDomains })
+	replaceFile(t, path, doc("b.example"))
+	select {
+	case d := <-got:
+		assert.Equal(t, []string{"b.example"}, d)
+	case <-time.After(waitLimit):
+		t.Fatal("no reload reported")
+	}
+}
+
+func TestApplyNetworkNeedsAllow(t *testing.T) {
+	err := Sandbox{Network: corral.NetworkHost}.ApplyNetwork(nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start a new one")
+}

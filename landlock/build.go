@@ -33,6 +33,10 @@ type Input struct {
 	// DenyTCP forbids every TCP bind and connect (ABI 4), for a network-less
 	// sandbox that has no network namespace to rely on.
 	DenyTCP bool
+	// ConnectTCP are the ports a DenyTCP sandbox may still connect to (a
+	// proxy's on the host's loopback). Landlock's rules name ports, not
+	// addresses: a connect to that port of any address is allowed.
+	ConnectTCP []uint16
 	// Scope confines abstract unix sockets and signals to the sandbox
 	// (ABI 6): it cannot reach processes outside through either.
 	Scope bool
@@ -54,11 +58,17 @@ type Policy struct {
 	HandledNet uint64 // LANDLOCK_ACCESS_NET_* rights denied outright
 	Scoped     uint64 // LANDLOCK_SCOPE_* flags
 	Rules      []Rule
+	// ConnectTCP are the TCP ports connect is allowed to despite
+	// HandledNet.
+	ConnectTCP []uint16
 }
 
 func (p *Policy) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "landlock ABI %d, handled %v, net %#x, scoped %#x\n", p.ABI, p.HandledFS, p.HandledNet, p.Scoped)
+	for _, port := range p.ConnectTCP {
+		fmt.Fprintf(&b, "%-40s connect\n", fmt.Sprintf("tcp port %d", port))
+	}
 	for _, r := range p.Rules {
 		b.WriteString(r.String())
 		b.WriteByte('\n')
@@ -94,6 +104,7 @@ func Build(in Input, fsys FS) (*Policy, error) {
 	p := &Policy{ABI: in.ABI, HandledFS: HandledFS(in.ABI)}
 	if in.DenyTCP {
 		p.HandledNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		p.ConnectTCP = slices.Clone(in.ConnectTCP)
 	}
 	if in.Scope {
 		p.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
@@ -115,6 +126,8 @@ func check(in Input) error {
 	switch {
 	case in.ABI < 1:
 		return fmt.Errorf("landlock: %w (no Landlock)", ErrUnsupported)
+	case len(in.ConnectTCP) > 0 && !in.DenyTCP:
+		return errors.New("landlock: ConnectTCP needs DenyTCP")
 	case in.DenyTCP && in.ABI < ABINet:
 		return fmt.Errorf("landlock: TCP restriction needs ABI %d, have %d: %w", ABINet, in.ABI, ErrUnsupported)
 	case in.Scope && in.ABI < ABIScope:

@@ -33,6 +33,12 @@ func Restrict(p *Policy) error {
 			return err
 		}
 	}
+	for _, port := range p.ConnectTCP {
+		attr := ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(port)}
+		if err := ll.LandlockAddNetPortRule(fd, &attr, 0); err != nil {
+			return &os.SyscallError{Syscall: fmt.Sprintf("landlock_add_rule(tcp port %d)", port), Err: err}
+		}
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return os.NewSyscallError("prctl(NO_NEW_PRIVS)", err)
 	}

@@ -30,10 +30,11 @@ func confine(s *setup, stdio []*os.File, readable []string) *failure {
 	}
 	if s.Landlock != nil {
 		in := landlock.Input{
-			ABI:     s.Landlock.ABI,
-			Entries: append(landlockEntries(s), initOnly(readable)...),
-			DenyTCP: s.Landlock.DenyTCP,
-			Scope:   s.Landlock.Scope,
+			ABI:        s.Landlock.ABI,
+			Entries:    append(landlockEntries(s), initOnly(readable)...),
+			DenyTCP:    s.Landlock.DenyTCP,
+			ConnectTCP: s.Landlock.ConnectTCP,
+			Scope:      s.Landlock.Scope,
 		}
 		p, err := landlock.Build(in, landlock.OS())
 		if err != nil {

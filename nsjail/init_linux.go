@@ -107,7 +107,11 @@ func runInit() int {
 		return 125
 	}
 	signals := <-subscribed
-	if err := send(conn, reply{Ready: true, Sources: sources(&s)}); err != nil {
+	err = send(conn, reply{Ready: true, Sources: sources(&s)}, s.listeners...)
+	// The caller holds the listeners now; none stays with the command.
+	closeFiles(s.listeners)
+	s.listeners = nil
+	if err != nil {
 		return 125
 	}
 	var req execReq
@@ -169,10 +173,17 @@ func build(s *setup) *failure {
 		return failureOf(LayerProtect, "", err)
 	}
 	s.planting = g
-	if s.NetNone {
+	if s.NetNone || s.NetProxy {
 		if err := loopbackUp(); err != nil {
 			return failureOf(LayerNetNS, "lo", err)
 		}
+	}
+	if s.NetProxy {
+		l, err := proxyListeners()
+		if err != nil {
+			return failureOf(LayerNetNS, "127.0.0.1", err)
+		}
+		s.listeners = l
 	}
 	if err := forbidNamespaces(s.guard != nil); err != nil {
 		return failureOf(LayerNSLimits, "/proc/sys/user", err)

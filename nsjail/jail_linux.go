@@ -23,6 +23,11 @@ type Options struct {
 	Hidden    []string
 	Protected []string // names relative to each writable root
 	NetNone   bool
+	// NetProxy gives the sandbox a network namespace with only loopback,
+	// like NetNone, in which the init listens on two TCP ports of
+	// 127.0.0.1 (an HTTP proxy's and a SOCKS5 proxy's) and hands the
+	// listening sockets to the caller to serve: see Command.Serve.
+	NetProxy bool
 	// Overlays are writable roots (a changeset's: the workspace and any
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
@@ -55,15 +60,16 @@ type Landlock struct {
 	// Scope confines abstract unix sockets and signals to the sandbox.
 	Scope bool
 	// DenyTCP refuses TCP bind and connect, for Network=none without a
-	// network namespace.
-	DenyTCP bool
+	// network namespace, except connect to the ports in ConnectTCP.
+	DenyTCP    bool
+	ConnectTCP []uint16 `json:",omitempty"`
 }
 
 // Jail starts commands in sandboxes built from one Options.
 type Jail struct {
 	setup    setup
 	cloner   cloner
-	netNone  bool
+	netNS    bool // a network namespace of its own
 	pool     *pool
 	first    *first // a direct caller's first sandbox, built from New on
 	bare     bool
@@ -80,15 +86,18 @@ func New(o Options) (*Jail, error) {
 	if o.Bare && o.Landlock == nil {
 		return nil, &Error{Layer: LayerLandlock, Err: errors.New("required without namespaces")}
 	}
+	if o.Bare && o.NetProxy {
+		return nil, &Error{Layer: LayerNetNS, Err: errors.New("proxy listeners need a network namespace")}
+	}
 	if o.Bare && len(o.Overlays) > 0 {
 		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
 	}
 	in := o.Input()
 	j := &Jail{setup: setup{
-		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
+		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 		NoGuard: testhook.Disabled(testhook.Guard),
-	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
+	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase}
 	switch {
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
@@ -148,6 +157,13 @@ type Command struct {
 	// ExtraFiles are placed at descriptors 3 and up in the command; no
 	// other descriptor of the caller reaches it.
 	ExtraFiles []*os.File
+	// Serve, with Options.NetProxy, is given the sandbox's listening
+	// sockets (the HTTP proxy's, then the SOCKS5 proxy's) right before the
+	// command starts, with Env. It serves them on duplicates (the sandbox
+	// closes its own when released) and returns the environment to start
+	// the command with, naming the ports, and a function called once the
+	// sandbox is released, which must end whatever it serves.
+	Serve func(listeners []*os.File, env []string) ([]string, func(), error)
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -214,7 +230,7 @@ func (j *Jail) build() (*Process, error) {
 		}
 		s.TmpDir = dir
 	}
-	conn, pid, err := j.cloner.clone(j.netNone)
+	conn, pid, err := j.cloner.clone(j.netNS)
 	if err != nil {
 		removeTmp(s.TmpDir)
 		return nil, &Error{Layer: LayerNamespaces, Err: err}
@@ -230,7 +246,12 @@ func (j *Jail) build() (*Process, error) {
 		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
-	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
+	files, err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready })
+	p.listeners = files
+	if err == nil && s.NetProxy && len(files) != 2 {
+		err = &Error{Layer: LayerNetNS, Err: fmt.Errorf("the init sent %d proxy listeners, want 2", len(files))}
+	}
+	if err != nil {
 		p.Kill()
 		p.release()
 		return nil, err
@@ -252,6 +273,11 @@ type Process struct {
 	tmpDir  string
 	exit    chan syscall.WaitStatus // the init's own status, once reaped
 	sources []source                // what its binds showed when built
+	// listeners are the proxy's listening sockets inside the sandbox's
+	// network namespace (Options.NetProxy), closed by release; served is
+	// what Command.Serve returned to end their serving.
+	listeners []*os.File
+	served    func()
 
 	mu      sync.Mutex
 	state   procState
@@ -275,7 +301,10 @@ func (p *Process) exec(c *Command) error {
 	if len(files) > maxFiles {
 		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}
 	}
-	err := p.call(req, files, func(r *reply) bool { return r.Started })
+	if err := p.serve(c, req); err != nil {
+		return err
+	}
+	_, err := p.call(req, files, func(r *reply) bool { return r.Started })
 	if err == nil {
 		p.mu.Lock()
 		if p.state == stateBuilt {
@@ -286,25 +315,50 @@ func (p *Process) exec(c *Command) error {
 	return err
 }
 
-// call sends msg and waits for the reply that ok accepts.
-func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) error {
+// serve hands the sandbox's proxy listeners to c.Serve, which sets the
+// command's environment. A sandbox without listeners needs no Serve; one
+// with them refuses a command without it, which would find no proxy.
+func (p *Process) serve(c *Command, req *execReq) error {
+	if len(p.listeners) == 0 {
+		return nil
+	}
+	if c.Serve == nil {
+		return &Error{Layer: LayerNetNS, Err: errors.New("the sandbox has proxy listeners but nothing serves them")}
+	}
+	env, done, err := c.Serve(p.listeners, c.Env)
+	if err != nil {
+		return &Error{Layer: LayerNetNS, Err: err}
+	}
+	p.mu.Lock()
+	p.served = done
+	p.mu.Unlock()
+	req.Env = env
+	return nil
+}
+
+// call sends msg and waits for the reply that ok accepts; it returns the
+// files that came with the reply.
+func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) ([]*os.File, error) {
 	if err := send(p.conn, msg, files...); err != nil {
-		return &Error{Layer: LayerInit, Err: err}
+		return nil, &Error{Layer: LayerInit, Err: err}
 	}
 	var r reply
-	if _, err := recv(p.conn, &r); err != nil {
+	got, err := recv(p.conn, &r)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = errors.New("sandbox init exited during setup")
 		}
-		return &Error{Layer: LayerInit, Err: err}
+		return nil, &Error{Layer: LayerInit, Err: err}
 	}
 	if r.Fail != nil {
-		return r.Fail.err()
+		closeFiles(got)
+		return nil, r.Fail.err()
 	}
 	if !ok(&r) {
-		return &Error{Layer: LayerInit, Err: fmt.Errorf("unexpected reply %+v", r)}
+		closeFiles(got)
+		return nil, &Error{Layer: LayerInit, Err: fmt.Errorf("unexpected reply %+v", r)}
 	}
-	return nil
+	return got, nil
 }
 
 // Pid is the host pid of the sandbox's init.
@@ -436,6 +490,10 @@ func (p *Process) release() {
 	p.state = stateReleased
 	p.conn.Close()
 	unix.Close(p.pidfd)
+	closeFiles(p.listeners)
+	if p.served != nil {
+		p.served()
+	}
 	forgetInitExit(p.pid, p.exit)
 	removeTmp(p.tmpDir)
 }

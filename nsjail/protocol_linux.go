@@ -22,8 +22,11 @@ import (
 
 // setup describes the sandbox to build.
 type setup struct {
-	Plan      *mounts.Plan
-	NetNone   bool
+	Plan    *mounts.Plan
+	NetNone bool
+	// NetProxy: the init brings lo up and sends two listening sockets on
+	// 127.0.0.1 with its Ready reply (Options.NetProxy).
+	NetProxy  bool `json:",omitempty"`
 	Workspace string
 	// Paths is what Plan was built from; the Landlock rules derive from the
 	// same lists.
@@ -43,6 +46,9 @@ type setup struct {
 	NoGuard bool `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
+	// listeners are the init's own: the proxy sockets, sent with Ready
+	// and then closed.
+	listeners []*os.File
 	// planting is the init's own: what it keeps, while the sandbox is
 	// built, to guard protected names once the command starts (package
 	// internal/guard).
@@ -65,7 +71,8 @@ type execReq struct {
 	Extra int `json:",omitempty"`
 }
 
-// reply is what the init says back.
+// reply is what the init says back. A Ready reply of a sandbox with
+// NetProxy carries its two listening sockets.
 type reply struct {
 	Ready   bool   `json:",omitempty"`
 	Started bool   `json:",omitempty"`

@@ -271,7 +271,7 @@ func TestCallBadReplies(t *testing.T) {
 			p, init := fakeProcess(t, s, false)
 			defer p.release()
 			done := make(chan error)
-			go func() { done <- p.call(&setup{}, nil, func(r *reply) bool { return r.Ready }) }()
+			go func() { _, err := p.call(&setup{}, nil, func(r *reply) bool { return r.Ready }); done <- err }()
 			var got setup
 			_, err := recv(init, &got)
 			require.NoError(t, err, "the setup arrives")
@@ -290,7 +290,7 @@ func TestCallToAClosedInit(t *testing.T) {
 	p, init := fakeProcess(t, s, false)
 	defer p.release()
 	init.Close()
-	err := p.call(&setup{}, nil, func(r *reply) bool { return r.Ready })
+	_, err := p.call(&setup{}, nil, func(r *reply) bool { return r.Ready })
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, LayerInit, e.Layer)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/corralhq/corral/internal/pathtree"
@@ -162,9 +163,15 @@ func (g *generator) pins(rules []pathRule) {
 // network writes the rules of the network mode and the unix-socket
 // allowance for the temporary directory.
 func (g *generator) network(in Input) {
-	if in.NetworkNone {
+	switch {
+	case in.NetworkNone:
 		g.b.WriteString(noNetworkRules)
-	} else {
+	case len(in.ProxyPorts) > 0:
+		g.b.WriteString(proxyNetworkRules)
+		for _, port := range in.ProxyPorts {
+			fmt.Fprintf(&g.b, "(allow network-outbound (remote ip \"localhost:%s\"))\n", proxyPort(port))
+		}
+	default:
 		g.b.WriteString(hostNetworkRules)
 	}
 	if in.TempDir == "" {
@@ -185,4 +192,13 @@ func depth(p string) int {
 		return 0
 	}
 	return strings.Count(p, "/")
+}
+
+// proxyPort is a port of ProxyPorts as the profile writes it: 0, a port not
+// yet known, is PORT.
+func proxyPort(port int) string {
+	if port == 0 {
+		return "PORT"
+	}
+	return strconv.Itoa(port)
 }

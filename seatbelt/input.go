@@ -27,6 +27,11 @@ type Input struct {
 	TempDir string
 	// NetworkNone denies all IP networking.
 	NetworkNone bool
+	// ProxyPorts, unless NetworkNone, limits IP to TCP connections to
+	// these ports on localhost: those of a proxy that the caller serves
+	// (corral's Network "allow"). 0 stands for a port not yet known, in a
+	// profile printed for reading.
+	ProxyPorts []int
 	// Locate maps one protected path (a writable root joined with a name) to
 	// the paths the profile must cover for it, or to none to skip it. Nil
 	// covers every protected path as it is; the runner passes

@@ -300,3 +300,17 @@ func TestLocateFeedsGenerate(t *testing.T) {
 	}
 	assert.Equal(t, []string{Canonical(ws + "/.git/hooks"), Canonical(ws + "/.envrc")}, protected)
 }
+
+func TestNetworkViaProxy(t *testing.T) {
+	p, err := Generate(Input{Workspace: "/w", TempDir: "/t", ProxyPorts: []int{4001, 4002}})
+	require.NoError(t, err)
+	require.NoError(t, sbplcheck.Check(p.Text, paramNames(p)))
+	assert.Contains(t, p.Text, `(allow network-outbound (remote ip "localhost:4001"))`)
+	assert.Contains(t, p.Text, `(allow network-outbound (remote ip "localhost:4002"))`)
+	assert.NotContains(t, p.Text, `"*:*"`, "no other host or port")
+	assert.NotContains(t, p.Text, "(local ip", "no server on the host's interfaces")
+	assert.NotContains(t, p.Text, "mDNSResponder", "names are the proxy's to resolve")
+	none, err := Generate(Input{Workspace: "/w", TempDir: "/t", NetworkNone: true, ProxyPorts: []int{4001}})
+	require.NoError(t, err)
+	assert.NotContains(t, none.Text, "(remote ip", "NetworkNone wins")
+}

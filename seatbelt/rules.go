@@ -127,6 +127,14 @@ const hostNetworkRules = `
   (global-name "com.apple.ocspd"))
 `
 
+const proxyNetworkRules = `
+; Network: allow. IP only to the ports of corral's proxy on localhost, which
+; the caller serves and which reaches only the allowed names; no DNS (the
+; proxy resolves names), no other host, no UDP.
+(allow system-socket (socket-domain AF_UNIX))
+(allow system-socket (socket-domain AF_INET))
+`
+
 const noNetworkRules = `
 ; Network: none. No IP at all, loopback included (it is the host's); unix
 ; sockets only as allowed below.

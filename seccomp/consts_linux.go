@@ -18,6 +18,8 @@ const (
 	afInet         = unix.AF_INET
 	afNetlink      = unix.AF_NETLINK
 	afInet6        = unix.AF_INET6
+	sockStream     = unix.SOCK_STREAM
+	ipprotoTCP     = unix.IPPROTO_TCP
 	cloneNewNS     = unix.CLONE_NEWNS
 	cloneNewCgroup = unix.CLONE_NEWCGROUP
 	cloneNewUTS    = unix.CLONE_NEWUTS

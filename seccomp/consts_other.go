@@ -18,6 +18,8 @@ const (
 	afInet         = 2
 	afNetlink      = 16
 	afInet6        = 10
+	sockStream     = 1
+	ipprotoTCP     = 6
 	cloneNewNS     = 0x0002_0000
 	cloneNewCgroup = 0x0200_0000
 	cloneNewUTS    = 0x0400_0000

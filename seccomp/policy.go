@@ -33,6 +33,11 @@ type Options struct {
 	// DenyInet refuses IPv4 and IPv6 sockets: Network=none where there is no
 	// network namespace to give the command an empty network.
 	DenyInet bool
+	// TCPOnly refuses every IPv4 and IPv6 socket but plain TCP (UDP, raw,
+	// SCTP, MPTCP...): where Landlock's TCP rules are what limits a
+	// command's network (Network=allow without a network namespace), the
+	// sockets those rules do not cover would carry data out (DNS, QUIC).
+	TCPOnly bool
 }
 
 // ErrUnavailable is returned by Compile when the filter compiler is not
@@ -143,8 +148,44 @@ func socketRules(o Options) []Rule {
 				Reason: "no network: there is no network namespace to keep the command off the host's"})
 		}
 	}
+	if o.TCPOnly && !o.DenyInet {
+		rs = append(rs, tcpOnlyRules()...)
+	}
 	rs = append(rs, familyRules()...)
 	return append(rs, netlinkRules()...)
+}
+
+// sockTypeMask is the part of socket's type argument that is the type;
+// the rest are flags (SOCK_NONBLOCK, SOCK_CLOEXEC).
+const sockTypeMask = 0xf
+
+// tcpOnlyRules refuse IPv4 and IPv6 sockets of every type but
+// SOCK_STREAM, and stream sockets of every protocol but 0 and
+// IPPROTO_TCP (6): SCTP and MPTCP are streams that Landlock's TCP rules do
+// not cover. A protocol is refused by any bit it sets outside 6's; the few
+// values left (2, 4) the kernel refuses for a stream itself.
+func tcpOnlyRules() []Rule {
+	const reason = "only TCP leaves the sandbox, through the proxy: Landlock's port rules do not cover other protocols"
+	var rs []Rule
+	for _, af := range []uint64{afInet, afInet6} {
+		family := &Arg{Index: 0, Mask: mask32, Value: af}
+		// Type 0 the kernel refuses itself.
+		for t := uint64(1); t <= sockTypeMask; t++ {
+			if t == sockStream {
+				continue
+			}
+			rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EACCES, Arg: family,
+				And: &Arg{Index: 1, Mask: sockTypeMask, Value: t}, Reason: reason})
+		}
+		for bit := 0; bit < 32; bit++ {
+			if 1<<bit&ipprotoTCP != 0 {
+				continue
+			}
+			rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EACCES, Arg: family,
+				And: &Arg{Index: 2, Mask: 1 << bit, Value: 1 << bit}, Reason: reason})
+		}
+	}
+	return rs
 }
 
 // netlinkRules refuse every netlink protocol but route, which libc asks for

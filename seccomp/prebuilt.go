@@ -74,6 +74,9 @@ func (o Options) name() string {
 	if o.DenyInet {
 		set = append(set, "deny-inet")
 	}
+	if o.TCPOnly && !o.DenyInet {
+		set = append(set, "tcp-only")
+	}
 	if len(set) == 0 {
 		return "default"
 	}

@@ -123,12 +123,12 @@ func checkProgram(t *testing.T, goarch string, prog []unix.SockFilter, rules []R
 func TestAllOptions(t *testing.T) {
 	// A new option needs its programs generated: allOptions and name must
 	// know it.
-	assert.Equal(t, 3, reflect.TypeOf(Options{}).NumField())
+	assert.Equal(t, 4, reflect.TypeOf(Options{}).NumField())
 	names := map[string]bool{}
 	for _, o := range allOptions() {
 		names[o.name()] = true
 	}
-	assert.Len(t, names, 8)
+	assert.Len(t, names, 12)
 }
 
 // allOptions lists every Options, the programs prebuilt/ holds.
@@ -139,6 +139,8 @@ func allOptions() []Options {
 			for _, denyInet := range []bool{false, true} {
 				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
 			}
+			// TCPOnly means nothing beside DenyInet: one program more.
+			all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, TCPOnly: true})
 		}
 	}
 	return all

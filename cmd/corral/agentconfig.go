@@ -15,8 +15,8 @@ const configHelp = `With --config FILE the sandbox starts from an agent's settin
 file; --agent ID picks the agent and may be left out when the file has only
 one. Flags given on the command line win: --workspace, --net, --fallback,
 --changeset, --allow-unix-sockets and --allow-home replace the file's values,
---writable, --changeset-writable, --read-only, --hide, --reveal and --env add
-to its lists. The file itself is read-only to the command.
+--writable, --changeset-writable, --read-only, --hide, --reveal, --env,
+--allow-domain, --deny-domain and --allow-ip add to its lists. The file itself is read-only to the command.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2), and so is a path in it that cannot be used, named by
 the file and its key.`
@@ -77,6 +77,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Env = append(file.Env, fromFlags.Env...)
 	cfg.AllowPlanting = append(file.AllowPlanting, fromFlags.AllowPlanting...)
 	cfg.Reveal = append(file.Reveal, fromFlags.Reveal...)
+	cfg.AllowedDomains = append(file.AllowedDomains, fromFlags.AllowedDomains...)
+	cfg.DeniedDomains = append(file.DeniedDomains, fromFlags.DeniedDomains...)
+	cfg.AllowedIPs = append(file.AllowedIPs, fromFlags.AllowedIPs...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return cfg, nil

@@ -140,7 +140,7 @@ func TestConfigFileErrors(t *testing.T) {
 	}{
 		{"agent without config", []string{"--agent", "coder"}, "--agent needs --config"},
 		{"missing file", []string{"--config", missing}, "load config: open " + missing + ": no such file or directory"},
-		{"bad file", []string{"--config", bad}, bad + `:4: agents[0].sandbox.network: "wifi" is not a network; want "host" or "none"`},
+		{"bad file", []string{"--config", bad}, bad + `:4: agents[0].sandbox.network: "wifi" is not a network; want "host", "none" or "allow"`},
 		{"unknown agent", []string{"--config", good, "--agent", "nobody"}, good + `: no agent "nobody"; the file defines coder, plain`},
 		{"several agents", []string{"--config", good}, good + " defines 2 agents (coder, plain); choose one with --agent"},
 	}

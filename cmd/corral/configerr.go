@@ -19,6 +19,9 @@ var configNames = map[string]struct{ flag, key string }{
 	"ReadOnlyPaths":    {"--read-only", "read_only_paths"},
 	"HiddenPaths":      {"--hide", "hidden_paths"},
 	"Network":          {"--net", "network"},
+	"AllowedDomains":   {"--allow-domain", "allowed_domains"},
+	"DeniedDomains":    {"--deny-domain", "denied_domains"},
+	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},
@@ -95,6 +98,12 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		return f.given("changeset")
 	case "Reveal":
 		given = f.reveal
+	case "AllowedDomains":
+		given = f.allowDomain
+	case "DeniedDomains":
+		given = f.denyDomain
+	case "AllowedIPs":
+		given = f.allowIP
 	}
 	return slices.Contains(given, ce.Value)
 }

@@ -66,7 +66,7 @@ Exit status: 0 when the policy can be met on this host, 1 when it cannot.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	fl.StringVar(&network, "net", "host", "check the policy for network host or none")
+	fl.StringVar(&network, "net", "host", "check the policy for network host, none or allow")
 	fl.StringVar(&fallback, "fallback", "fail", "check the policy for fallback fail or warn")
 	fl.BoolVar(&unixSocks, "allow-unix-sockets", false, "check the policy for allowed unix sockets")
 	fl.StringArrayVar(&reveal, "reveal", nil, "list the credential stores hidden by default as if `PATH` were revealed (repeatable)")
@@ -135,4 +135,7 @@ func printRung(w io.Writer, r *corral.Report) {
 		line += ", without " + strings.Join(r.Without, ", ")
 	}
 	fmt.Fprintln(w, line)
+	if r.Network != "" {
+		fmt.Fprintf(w, "net:   %s\n", r.Network)
+	}
 }

@@ -111,6 +111,8 @@ var linuxLayers = []layer{
 	{name: corral.LayerProc, what: "a fresh /proc for the sandbox's processes only"},
 	{name: corral.LayerNetNS, what: "loopback only, no route out (--net none)",
 		when: func(c corral.Config) bool { return c.Network == corral.NetworkNone }},
+	{name: corral.LayerNetNS, what: "loopback only; the only way out is corral's proxy, served from outside (--net allow)",
+		when: func(c corral.Config) bool { return c.Network == corral.NetworkAllow }},
 	{name: corral.LayerOverlay, what: "workspace writes kept in the changeset (--changeset), and those to --changeset-writable paths",
 		when: func(c corral.Config) bool { return c.Changeset != "" }},
 	{name: corral.LayerLandlock, what: "writes only where the mounts allow; signals and abstract sockets stay inside"},
@@ -126,6 +128,8 @@ func printLinux(w io.Writer, cfg corral.Config, hidden, plan []string) {
 			fmt.Fprintf(w, "  %-18s %s\n", l.name, l.what)
 		}
 	}
+	fmt.Fprintln(w)
+	printNetwork(w, "", cfg)
 	fmt.Fprintln(w)
 	printHidden(w, "", hidden)
 	if len(cfg.PolicyFiles) > 0 {
@@ -172,13 +176,17 @@ func printSeatbelt(w io.Writer, cfg corral.Config, hidden []string) error {
 		Protected:   cfg.Protected(),
 		TempDir:     filepath.Join(tempDir(), "corral-*"),
 		NetworkNone: cfg.Network == corral.NetworkNone,
-		Locate:      seatbelt.LocateProtected,
+		// The proxy's ports are chosen when the sandbox is made: 0 stands
+		// for them here.
+		ProxyPorts: proxyPlaceholder(cfg),
+		Locate:     seatbelt.LocateProtected,
 	})
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}
 	fmt.Fprintln(w, "; corral profile for darwin. TMPDIR stands for the private directory")
 	fmt.Fprintln(w, "; made for each command under the caller's temporary directory.")
+	printNetwork(w, "; ", cfg)
 	printHidden(w, "; ", hidden)
 	fmt.Fprint(w, p)
 	return nil
@@ -190,4 +198,38 @@ func tempDir() string {
 		return d
 	}
 	return os.TempDir()
+}
+
+// proxyPlaceholder stands for the proxy's two ports in a printed Seatbelt
+// profile.
+func proxyPlaceholder(cfg corral.Config) []int {
+	if cfg.Network != corral.NetworkAllow {
+		return nil
+	}
+	return []int{0, 0}
+}
+
+// printNetwork prints the network policy: with --net allow, the lists the
+// proxy enforces.
+func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
+	switch cfg.Network {
+	case corral.NetworkAllow:
+	case corral.NetworkNone:
+		fmt.Fprintf(w, "%snetwork: none (loopback only)\n", prefix)
+		return
+	default:
+		fmt.Fprintf(w, "%snetwork: host (the host's network, unfiltered)\n", prefix)
+		return
+	}
+	fmt.Fprintf(w, "%snetwork: allow, through corral's HTTP and SOCKS5 proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY name it)\n", prefix)
+	list := func(what string, entries []string, none string) {
+		if len(entries) == 0 {
+			fmt.Fprintf(w, "%s  %s: %s\n", prefix, what, none)
+			return
+		}
+		fmt.Fprintf(w, "%s  %s: %s\n", prefix, what, strings.Join(entries, ", "))
+	}
+	list("allowed domains", cfg.AllowedDomains, "none: nothing is reachable")
+	list("denied domains (win over allowed)", cfg.DeniedDomains, "none")
+	list("allowed IP ranges", cfg.AllowedIPs, "none: private, loopback, link-local, CGNAT and metadata addresses are refused")
 }

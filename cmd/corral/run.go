@@ -26,10 +26,14 @@ type runFlags struct {
 	reveal    []string
 	allowHome bool
 	network   string
-	cwd       string
-	env       []string
-	timeout   time.Duration
-	changeset string
+	// allowDomain, denyDomain and allowIP are --net allow's lists.
+	allowDomain []string
+	denyDomain  []string
+	allowIP     []string
+	cwd         string
+	env         []string
+	timeout     time.Duration
+	changeset   string
 	// changesetWritable are writable paths whose writes go to the changeset.
 	changesetWritable []string
 	review            bool // run only: profile takes it so that command lines carry over
@@ -53,7 +57,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
 	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
 	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
-	fl.StringVar(&f.network, "net", "host", "network: host or none")
+	fl.StringVar(&f.network, "net", "host", "network: host, none, or allow (only --allow-domain names, through a proxy)")
+	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
+	fl.StringArrayVar(&f.denyDomain, "deny-domain", nil, "with --net allow, refuse `NAME[:PORT]` even when allowed (repeatable)")
+	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private and loopback ranges are refused otherwise; repeatable)")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
@@ -71,8 +78,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // validate catches flag values that are usage errors rather than sandbox
 // set-up failures.
 func (f *runFlags) validate() error {
-	if f.network != string(corral.NetworkHost) && f.network != string(corral.NetworkNone) {
-		return usageError("--net %q: want host or none", f.network)
+	switch corral.Network(f.network) {
+	case corral.NetworkHost, corral.NetworkNone, corral.NetworkAllow:
+	default:
+		return usageError("--net %q: want host, none or allow", f.network)
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", f.timeout)
@@ -136,6 +145,9 @@ func (f *runFlags) config() (corral.Config, error) {
 		Reveal:           f.reveal,
 		AllowHome:        f.allowHome,
 		Network:          corral.Network(f.network),
+		AllowedDomains:   f.allowDomain,
+		DeniedDomains:    f.denyDomain,
+		AllowedIPs:       f.allowIP,
 		Env:              f.env,
 		Changeset:        f.changeset,
 		ChangesetPaths:   f.changesetWritable,

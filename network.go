@@ -1,0 +1,272 @@
+package corral
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/corralhq/corral/egress"
+	"github.com/corralhq/corral/internal/environ"
+	"github.com/corralhq/corral/internal/testhook"
+)
+
+// egressPolicy is a NetworkAllow sandbox's side of its proxies: the lists
+// as configured, the rules in force, and the proxies serving commands, so
+// that new rules reach every one of them.
+type egressPolicy struct {
+	mu       sync.Mutex
+	allowed  []string
+	denied   []string
+	ips      []string
+	rules    *egress.Rules
+	upstream *url.URL
+	// noUpstream is the caller's NO_PROXY, for the upstream.
+	noUpstream string
+	proxies    map[*egress.Proxy]struct{}
+}
+
+// egressLists are the Config fields of the policy, in the order ParseRules
+// takes them.
+func egressLists(allowed, denied, ips []string) []struct {
+	field   string
+	entries []string
+} {
+	return []struct {
+		field   string
+		entries []string
+	}{{"AllowedDomains", allowed}, {"DeniedDomains", denied}, {"AllowedIPs", ips}}
+}
+
+// resolveEgress parses the network lists; they need NetworkAllow, so that a
+// list never looks like a restriction that is not in force.
+func (s *spec) resolveEgress(c Config) error {
+	if s.Network != NetworkAllow {
+		for _, l := range egressLists(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs) {
+			if len(l.entries) > 0 {
+				return &ConfigError{Field: l.field, Value: l.entries[0], Reason: fmt.Sprintf(`needs Network %q`, NetworkAllow)}
+			}
+		}
+		return nil
+	}
+	rules, err := parseEgress(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs)
+	if err != nil {
+		return err
+	}
+	s.Egress = &egressPolicy{
+		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
+		rules: rules, proxies: map[*egress.Proxy]struct{}{},
+	}
+	return nil
+}
+
+// parseEgress parses the lists; an error names the field and the entry.
+func parseEgress(allowed, denied, ips []string) (*egress.Rules, error) {
+	for i, l := range egressLists(allowed, denied, ips) {
+		for _, e := range l.entries {
+			one := [3][]string{}
+			one[i] = []string{e}
+			if _, err := egress.ParseRules(one[0], one[1], one[2]); err != nil {
+				return nil, &ConfigError{Field: l.field, Value: e, Reason: egressReason(err, e), Err: err}
+			}
+		}
+	}
+	rules, err := egress.ParseRules(allowed, denied, ips)
+	if err != nil {
+		return nil, &ConfigError{Field: "AllowedDomains", Reason: err.Error(), Err: err}
+	}
+	return rules, nil
+}
+
+// useCallerProxy makes the sandbox's proxies go through the caller's own
+// (HTTPS_PROXY, else HTTP_PROXY, and NO_PROXY, of the caller's
+// environment): the command's variables name the sandbox's proxy instead.
+func (e *egressPolicy) useCallerProxy() error {
+	var o egress.Options
+	if err := o.FromEnvironment(nil); err != nil {
+		return &SetupError{Layer: LayerEgress, Err: fmt.Errorf("the caller's upstream proxy: %w", err)}
+	}
+	e.upstream, e.noUpstream = o.Upstream, o.NoUpstream
+	return nil
+}
+
+// SetNetworkRules replaces the lists of a NetworkAllow sandbox (see
+// Config.AllowedDomains, DeniedDomains and AllowedIPs). Connections made
+// from then on, by running commands too, follow the new lists;
+// connections already open stay. A sandbox of another Network refuses.
+func (sb *Sandbox) SetNetworkRules(allowed, denied, allowedIPs []string) error {
+	e := sb.spec.Egress
+	if e == nil {
+		return &ConfigError{Field: "AllowedDomains", Reason: fmt.Sprintf("needs Network %q", NetworkAllow)}
+	}
+	rules, err := parseEgress(allowed, denied, allowedIPs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.allowed, e.denied, e.ips, e.rules = slices.Clone(allowed), slices.Clone(denied), slices.Clone(allowedIPs), rules
+	for p := range e.proxies {
+		p.SetRules(rules)
+	}
+	return nil
+}
+
+// lists returns the lists in force.
+func (e *egressPolicy) lists() (allowed, denied, ips []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.allowed), slices.Clone(e.denied), slices.Clone(e.ips)
+}
+
+// proxy starts a proxy with the rules in force, reporting refusals to
+// refused. stop closes it, which ends every connection it carries.
+func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, err = egress.New(egress.Options{
+		Rules:      e.rules,
+		Resolve:    testhook.Resolver(),
+		Upstream:   e.upstream,
+		NoUpstream: e.noUpstream,
+		OnRefusal: func(r egress.Refusal) {
+			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	e.proxies[p] = struct{}{}
+	return p, func() {
+		e.mu.Lock()
+		delete(e.proxies, p)
+		e.mu.Unlock()
+		p.Close()
+	}, nil
+}
+
+// serveOn serves the HTTP proxy on l[0] and SOCKS5 on l[1]; both end when
+// the proxy is closed.
+func serveOn(p *egress.Proxy, l [2]net.Listener) {
+	go p.ServeHTTPProxy(l[0])
+	go p.ServeSOCKS5(l[1])
+}
+
+// hostProxy is a proxy listening on the host's loopback, for rungs without
+// a network namespace of their own (landlock, seatbelt): one per Sandbox,
+// shared by its commands, which reach it through the ports their
+// Landlock rules or profile allow.
+type hostProxy struct {
+	ports [2]int // HTTP, SOCKS5
+	stop  func()
+}
+
+func newHostProxy(e *egressPolicy, refused func(Violation)) (*hostProxy, error) {
+	var ls [2]net.Listener
+	for i := range ls {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			closeListeners(ls[:i])
+			return nil, &SetupError{Layer: LayerEgress, Err: err}
+		}
+		ls[i] = l
+	}
+	p, stop, err := e.proxy(refused)
+	if err != nil {
+		closeListeners(ls[:])
+		return nil, &SetupError{Layer: LayerEgress, Err: err}
+	}
+	serveOn(p, ls)
+	h := &hostProxy{stop: func() { stop(); closeListeners(ls[:]) }}
+	for i, l := range ls {
+		h.ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return h, nil
+}
+
+func closeListeners(ls []net.Listener) {
+	for _, l := range ls {
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// proxyVars are the variables through which programs find a proxy; the
+// command's name the sandbox's, whatever the caller's said.
+var proxyVars = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY",
+	"http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy",
+}
+
+// withProxyEnv points env's proxy variables at the sandbox's proxy on
+// 127.0.0.1: HTTP (CONNECT for HTTPS) on httpPort and SOCKS5, with names
+// resolved by the proxy (socks5h), on socksPort. Loopback stays direct.
+func withProxyEnv(env []string, httpPort, socksPort int) []string {
+	out := make([]string, 0, len(env)+8)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyVars, name) {
+			out = append(out, kv)
+		}
+	}
+	http := "http://127.0.0.1:" + strconv.Itoa(httpPort)
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(socksPort)
+	for _, kv := range [][2]string{
+		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks}, {"NO_PROXY", "localhost,127.0.0.1,::1"},
+	} {
+		out = environ.Set(out, kv[0]+"="+kv[1])
+		out = environ.Set(out, strings.ToLower(kv[0])+"="+kv[1])
+	}
+	return out
+}
+
+// networkEnforcement says, for Doctor, how network is enforced on plan's
+// rung.
+func networkEnforcement(network Network, plan *rungPlan) string {
+	if network == NetworkHost {
+		return "host: the host's network"
+	}
+	what := string(network) + ": "
+	switch {
+	case plan.rung == RungNone:
+		return what + "not enforced: commands run unsandboxed, with the host's network"
+	case plan.rung == RungSeatbelt && network == NetworkNone:
+		return what + "the Seatbelt profile allows no IP at all, loopback included"
+	case plan.rung == RungSeatbelt:
+		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names"
+	case plan.rung == RungFull && network == NetworkNone:
+		return what + "a network namespace with only loopback"
+	case plan.rung == RungFull:
+		return what + "a network namespace with only loopback, where corral's HTTP and SOCKS5 proxy (served by the caller) reaches only the allowed names"
+	}
+	// The landlock rung: the host's network, fenced by Landlock and seccomp.
+	var parts []string
+	if network == NetworkNone {
+		parts = append(parts, "Landlock refuses TCP bind and connect")
+	} else {
+		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
+			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
+	}
+	if !plan.seccomp {
+		parts = append(parts, "without seccomp, UDP and raw sockets are NOT refused")
+	} else if network == NetworkNone {
+		parts = append(parts, "seccomp refuses IPv4 and IPv6 sockets")
+	} else {
+		parts = append(parts, "seccomp refuses every IPv4 and IPv6 socket but TCP (UDP, raw, SCTP, MPTCP)")
+	}
+	return what + strings.Join(parts, "; ")
+}
+
+// egressReason is the part of a network list entry's parse error that says
+// what is wrong with it, without the entry, which the caller names.
+func egressReason(err error, entry string) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, strconv.Quote(entry)+": "); ok {
+		return after
+	}
+	return strings.TrimPrefix(msg, "egress: ")
+}

@@ -1,0 +1,31 @@
+package corral
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral/seccomp"
+)
+
+func TestJailOptionsOfNetworkAllow(t *testing.T) {
+	s, err := Config{Workspace: t.TempDir(), Network: NetworkAllow}.resolve()
+	require.NoError(t, err)
+
+	o, err := jailOptions(s, &rungPlan{rung: RungFull, landlock: true, abi: 7, seccomp: true}, nil)
+	require.NoError(t, err)
+	assert.True(t, o.NetProxy, "a network namespace with the proxy's listeners")
+	assert.False(t, o.NetNone)
+	assert.False(t, o.Landlock.DenyTCP, "the namespace holds TCP in; the command may serve on its loopback")
+
+	o, err = jailOptions(s, &rungPlan{rung: RungLandlock, landlock: true, abi: 7, scope: true, seccomp: true},
+		&hostProxy{ports: [2]int{4001, 4002}})
+	require.NoError(t, err)
+	assert.False(t, o.NetProxy)
+	assert.True(t, o.Landlock.DenyTCP)
+	assert.Equal(t, []uint16{4001, 4002}, o.Landlock.ConnectTCP)
+	want, err := seccomp.Filter(seccomp.Options{TCPOnly: true})
+	require.NoError(t, err)
+	assert.Equal(t, want, o.Seccomp, "UDP and raw sockets refused")
+}

@@ -1,0 +1,59 @@
+package corral
+
+import "sync"
+
+// violationLog collects what a sandbox refused: repeats of the same kind,
+// target and rule are one Violation with a Count.
+type violationLog struct {
+	mu   sync.Mutex
+	list []Violation
+}
+
+// add records v and reports whether it is the first of its kind, target
+// and rule.
+func (l *violationLog) add(v Violation) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.list {
+		if o := &l.list[i]; o.Kind == v.Kind && o.Target == v.Target && o.Rule == v.Rule {
+			o.Count += max(v.Count, 1)
+			return false
+		}
+	}
+	v.Count = max(v.Count, 1)
+	l.list = append(l.list, v)
+	return true
+}
+
+// all returns a copy of what was recorded.
+func (l *violationLog) all() []Violation {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Violation(nil), l.list...)
+}
+
+// recordViolation is where every refusal of a command's sandbox arrives
+// (today the network proxy's). The first of each kind, target and rule is
+// said in one line through Config.Logf, which the CLI prints on stderr:
+// "corral: blocked evil.example:443 (not in allowed domains)".
+func (c *Cmd) recordViolation(v Violation) {
+	if c.violations.add(v) {
+		c.sb.logf("%s", violationLine(v))
+	}
+}
+
+// recordViolation is where the refusals of a proxy shared by the
+// sandbox's commands arrive (the landlock and seatbelt rungs), when no
+// single command can be named.
+func (sb *Sandbox) recordViolation(v Violation) {
+	if sb.violations.add(v) {
+		sb.logf("%s", violationLine(v))
+	}
+}
+
+func violationLine(v Violation) string {
+	if v.Kind == ViolationNetwork {
+		return "corral: blocked " + v.Target + " (" + v.Rule + ")"
+	}
+	return "corral: refused " + string(v.Kind) + " " + v.Target + " (" + v.Rule + ")"
+}
