@@ -36,12 +36,24 @@ func newBackend(s *spec) (backend, error) {
 	if msg := plan.warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
+	lh := limitHostOf(plan.rung, s.Limits.set, false)
+	lp, err := planLimits(s.Limits, lh, s.Fallback)
+	if err != nil {
+		return nil, err
+	}
+	if lp.warning != "" && s.logf != nil {
+		s.logf("%s", lp.warning)
+	}
 	if plan.rung == RungNone {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
 	o, err := jailOptions(s, plan)
 	if err != nil {
 		return nil, err
+	}
+	o.Limits, o.PidsRlimit = lp.set, plan.rung == RungFull && !lh.root
+	if lh.cgroup != nil && needsCgroup(lp.set, lh) {
+		o.Cgroup = lh.cgroup
 	}
 	j, err := nsjail.New(o)
 	if err != nil {

@@ -1,6 +1,8 @@
 package corral
 
 import (
+	"github.com/corralhq/corral/limits"
+
 	"sync"
 
 	"github.com/corralhq/corral/mounts"
@@ -49,6 +51,14 @@ func (p *lockedProcess) Wait() (exit, error) {
 func (p *lockedProcess) Dropped() []string {
 	if d, ok := p.process.(dropper); ok {
 		return d.Dropped()
+	}
+	return nil
+}
+
+// LimitsHit passes on what the sandbox reports.
+func (p *lockedProcess) LimitsHit() []limits.Name {
+	if h, ok := p.process.(limitHitter); ok {
+		return h.LimitsHit()
 	}
 	return nil
 }

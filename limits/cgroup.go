@@ -68,6 +68,9 @@ func FindHierarchy(root, self string) (*Hierarchy, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("cgroup %s has no %s controller (the host keeps it elsewhere, e.g. on cgroup v1)", dir, strings.Join(missing, ", "))
 	}
+	if !writable(dir) {
+		return nil, fmt.Errorf("cgroup %s is not delegated to this user", dir)
+	}
 	if err := enable(dir); err != nil {
 		return nil, err
 	}

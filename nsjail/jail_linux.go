@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/internal/testhook"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -46,6 +48,16 @@ type Options struct {
 	// TMPDIR.
 	Bare     bool
 	TempBase string
+	// Limits are the command's limits: rlimits, and the size of /tmp and
+	// /dev/shm. PidsRlimit sets the pids limit as RLIMIT_NPROC, which holds
+	// only in the sandbox's own user namespace and for a caller other than
+	// root (see package limits).
+	Limits     limits.Set
+	PidsRlimit bool
+	// Cgroup, when set, is where each sandbox gets a cgroup of its own
+	// with the Limits a cgroup enforces, its init moved in before it
+	// builds anything.
+	Cgroup *limits.Hierarchy
 }
 
 // Landlock says which of Landlock's features the sandbox uses. The rules
@@ -68,6 +80,8 @@ type Jail struct {
 	first    *first // a direct caller's first sandbox, built from New on
 	bare     bool
 	tempBase string
+	cgroup   *limits.Hierarchy
+	limits   limits.Set
 }
 
 // cloner produces fresh inits: a connection to one and its host pid.
@@ -88,7 +102,8 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 		NoGuard: testhook.Disabled(testhook.Guard),
-	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
+		Limits:  o.Limits, PidsRlimit: o.PidsRlimit,
+	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	switch {
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
@@ -230,6 +245,17 @@ func (j *Jail) build() (*Process, error) {
 		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
+	if j.cgroup != nil {
+		// The init waits for its setup: nothing has run inside yet.
+		if p.cgroup, err = j.cgroup.New(fmt.Sprintf("corral-%d", pid), j.limits); err == nil {
+			err = p.cgroup.Add(pid)
+		}
+		if err != nil {
+			p.Kill()
+			p.release()
+			return nil, &Error{Layer: LayerLimits, Path: j.cgroup.Dir, Err: err}
+		}
+	}
 	if err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready }); err != nil {
 		p.Kill()
 		p.release()
@@ -256,7 +282,9 @@ type Process struct {
 	mu      sync.Mutex
 	state   procState
 	osProc  *os.Process
-	dropped []string // what the init did not merge back, with its exit
+	dropped []string      // what the init did not merge back, with its exit
+	hits    []limits.Name // the limits the command ran into, with its exit
+	cgroup  *limits.Cgroup
 }
 
 // procState is where a Process is in its life.
@@ -347,6 +375,21 @@ func exited(pidfd int) bool {
 	return err == nil && n > 0
 }
 
+// LimitsHit returns, after Wait, the limits the command ran into, in the
+// order of limits.Names: those its init saw it hit, and those its cgroup
+// counted.
+func (p *Process) LimitsHit() []limits.Name { return p.hits }
+
+func mergeHits(a, b []limits.Name) []limits.Name {
+	var out []limits.Name
+	for _, n := range limits.Names() {
+		if slices.Contains(a, n) || slices.Contains(b, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Dropped returns, after Wait, what the command wrote under protected names
 // that was not merged back into the host or was moved aside, one line each.
 func (p *Process) Dropped() []string { return p.dropped }
@@ -395,6 +438,10 @@ func (p *Process) Wait() (Exit, error) {
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
 		p.dropped = r.Dropped
+		p.hits = r.Hits
+		if p.cgroup != nil {
+			p.hits = mergeHits(p.hits, p.cgroup.Hits())
+		}
 		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
 			return ex, r.Fail.err()
@@ -438,6 +485,23 @@ func (p *Process) release() {
 	unix.Close(p.pidfd)
 	forgetInitExit(p.pid, p.exit)
 	removeTmp(p.tmpDir)
+	if p.cgroup != nil {
+		removeCgroup(p.cgroup, p.pidfd)
+	}
+}
+
+// removeCgroup removes a sandbox's cgroup once its init, the last process
+// in it, is gone; pidfd is the init's, which the caller closes after.
+func removeCgroup(c *limits.Cgroup, pidfd int) {
+	fd, err := unix.Dup(pidfd)
+	if err != nil {
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		waitReadable(fd)
+		c.Remove()
+	}()
 }
 
 // removeTmp removes a bare sandbox's temp dir. The command cannot have
@@ -467,5 +531,6 @@ func (o Options) Input() mounts.Input {
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
 		Overlays:  o.Overlays,
+		TmpSize:   o.Limits.TmpSize,
 	}
 }
