@@ -2,6 +2,7 @@ package limits
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -24,6 +25,10 @@ const initRoom = 4
 // The init is under these limits too from here on: it starts nothing but
 // the command, and the room it keeps for its own threads is added to the
 // pids limit.
+//
+// A memory limit must leave the init room above what it has mapped
+// already (see MemoryRoom): the Go runtime dies when it cannot map more,
+// and the init, not only the command, would fail.
 func Apply(s Set, withPids bool) error {
 	type rl struct {
 		res      int
@@ -31,6 +36,10 @@ func Apply(s Set, withPids bool) error {
 	}
 	var rs []rl
 	if s.Memory > 0 {
+		if data := ownData(); s.Memory < data+MemoryRoom {
+			return fmt.Errorf("--memory %s is too low for the sandbox's init, which the limit binds too: it has mapped %s, and needs %s more (ask for at least %s)",
+				Size(s.Memory), Size(data), Size(MemoryRoom), Size((data+MemoryRoom+(1<<20)-1)&^(1<<20-1)))
+		}
 		rs = append(rs, rl{unix.RLIMIT_DATA, uint64(s.Memory), uint64(s.Memory)})
 	}
 	if s.Pids > 0 && withPids {
@@ -66,22 +75,43 @@ func Apply(s Set, withPids bool) error {
 	return nil
 }
 
+// MemoryRoom is what the init keeps of a memory limit for itself, above
+// what it has mapped when it applies it: far more than it maps while the
+// command runs and after (a few threads' stacks, some heap).
+const MemoryRoom = 64 << 20
+
+// ownData is the calling process's private writable memory, which
+// RLIMIT_DATA counts, in bytes.
+func ownData() int64 {
+	kb, _ := statusField("VmData:")
+	return kb << 10
+}
+
 // ownThreads is how many threads the calling process has.
 func ownThreads() int {
+	n, ok := statusField("Threads:")
+	if !ok {
+		return 16
+	}
+	return int(n)
+}
+
+// statusField reads a number from the calling process's
+// /proc/self/status.
+func statusField(name string) (int64, bool) {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
-		return 16
+		return 0, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "Threads:"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
+		if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n, err == nil
 		}
 	}
-	return 16
+	return 0, false
 }
 
 // ownCPUSeconds is the CPU time the calling process has used, rounded up.
