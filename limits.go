@@ -1,6 +1,7 @@
 package corral
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -271,4 +272,94 @@ func (c *Cmd) LimitsHit() []Violation {
 		return nil
 	}
 	return limitViolations(h.LimitsHit(), c.sb.spec.Limits)
+}
+
+// AllLimits returns every limit, in the order Doctor lists them.
+func AllLimits() []Limit {
+	out := make([]Limit, 0, len(limits.Names()))
+	for _, n := range limits.Names() {
+		out = append(out, Limit(n))
+	}
+	return out
+}
+
+// Set sets the limit name from value as the CLI's flag takes it: a size
+// such as 512M or 2G for memory, tmp-size and file-size, a count for pids
+// and open-files, a number of CPUs such as 1.5 for cpus, a duration such
+// as 30s or 10m for cpu-time; "none" for no limit. The error says what
+// was wanted, without naming the flag.
+func (l *Limits) Set(name Limit, value string) error {
+	if value == "none" {
+		return l.set(name, NoLimit, NoLimit, NoLimit)
+	}
+	switch name {
+	case LimitMemory, LimitTmpSize, LimitFileSize:
+		n, err := limits.ParseSize(value)
+		if err != nil {
+			return fmt.Errorf("%v, or none", err)
+		}
+		return l.set(name, n, 0, 0)
+	case LimitPids, LimitOpenFiles:
+		n, err := strconv.ParseInt(value, 10, 32)
+		if err != nil || n <= 0 {
+			return errors.New("want a whole number more than zero, or none")
+		}
+		return l.set(name, n, 0, 0)
+	case LimitCPUs:
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return errors.New("want a number of CPUs more than zero such as 1.5, or none")
+		}
+		return l.set(name, 0, f, 0)
+	case LimitCPUTime:
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			return errors.New("want a duration more than zero such as 30s or 10m, or none")
+		}
+		return l.set(name, 0, 0, d)
+	}
+	return fmt.Errorf("unknown limit %q", name)
+}
+
+func (l *Limits) set(name Limit, n int64, f float64, d time.Duration) error {
+	switch name {
+	case LimitMemory:
+		l.Memory = n
+	case LimitPids:
+		l.Pids = int(n)
+	case LimitCPUs:
+		l.CPUs = f
+	case LimitTmpSize:
+		l.TmpSize = n
+	case LimitFileSize:
+		l.FileSize = n
+	case LimitOpenFiles:
+		l.OpenFiles = int(n)
+	case LimitCPUTime:
+		l.CPUTime = d
+	default:
+		return fmt.Errorf("unknown limit %q", name)
+	}
+	return nil
+}
+
+// Merge returns l with every field that over sets (non-zero) taken from
+// over: how flags given on a command line lay over a config file's.
+func (l Limits) Merge(over Limits) Limits {
+	pick := func(a, b int64) int64 {
+		if b != 0 {
+			return b
+		}
+		return a
+	}
+	l.Memory = pick(l.Memory, over.Memory)
+	l.Pids = int(pick(int64(l.Pids), int64(over.Pids)))
+	l.TmpSize = pick(l.TmpSize, over.TmpSize)
+	l.FileSize = pick(l.FileSize, over.FileSize)
+	l.OpenFiles = int(pick(int64(l.OpenFiles), int64(over.OpenFiles)))
+	l.CPUTime = time.Duration(pick(int64(l.CPUTime), int64(over.CPUTime)))
+	if over.CPUs != 0 {
+		l.CPUs = over.CPUs
+	}
+	return l
 }
