@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/corralhq/corral"
 )
@@ -28,6 +29,13 @@ var configNames = map[string]struct{ flag, key string }{
 	"AllowHome":        {"--allow-home", "allow_home"},
 	"Reveal":           {"--reveal", "reveal"},
 	"PolicyFiles":      {"--config", ""},
+	"Limits.Memory":    {"--memory", "limits.memory"},
+	"Limits.Pids":      {"--pids", "limits.pids"},
+	"Limits.CPUs":      {"--cpus", "limits.cpus"},
+	"Limits.TmpSize":   {"--tmp-size", "limits.tmp_size"},
+	"Limits.FileSize":  {"--file-size", "limits.file_size"},
+	"Limits.OpenFiles": {"--open-files", "limits.open_files"},
+	"Limits.CPUTime":   {"--cpu-time", "limits.cpu_time"},
 }
 
 // configFailure turns an error of corral.New or Config.Resolved into the
@@ -95,6 +103,9 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		return f.given("changeset")
 	case "Reveal":
 		given = f.reveal
+	}
+	if n, ok := strings.CutPrefix(configNames[ce.Field].flag, "--"); ok && strings.HasPrefix(ce.Field, "Limits.") {
+		return f.given(n)
 	}
 	return slices.Contains(given, ce.Value)
 }
