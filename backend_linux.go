@@ -77,6 +77,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Ahead:     s.Ahead,
 		Overlays:  in.Overlays,
 		Bare:      bare,
+		Limits:    s.Limits.set, // newBackend leaves out those the host cannot enforce
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
 	if plan.landlock {

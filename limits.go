@@ -363,3 +363,31 @@ func (l Limits) Merge(over Limits) Limits {
 	}
 	return l
 }
+
+// LimitValue is one limit of a Config once the defaults are filled in.
+type LimitValue struct {
+	Name Limit `json:"name"`
+	// Value is as the CLI's flag takes it; "none" for no limit.
+	Value string `json:"value"`
+	// Default says the Config left the limit to its default.
+	Default bool `json:"default,omitempty"`
+}
+
+// Values returns every limit of l once the defaults are filled in, in the
+// order Doctor lists them, whatever the host can enforce (Doctor says
+// that).
+func (l Limits) Values() ([]LimitValue, error) {
+	ls, err := l.resolve()
+	if err != nil {
+		return nil, err
+	}
+	var out []LimitValue
+	for _, n := range limits.Names() {
+		v := LimitValue{Name: Limit(n), Value: ls.set.Value(n), Default: !slices.Contains(ls.asked, n)}
+		if v.Value == "" {
+			v.Value = "none"
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
