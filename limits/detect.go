@@ -20,8 +20,9 @@ type Outcome struct {
 
 // Detect says which limits of s the command hit, in the order of Names.
 // Death by SIGXCPU or SIGXFSZ, directly or as a shell's 128+N, and a full
-// /tmp are certain. The rest are hints: the pids limit when the tasks left
-// behind fill it, the memory limit when a process grew to half of it
+// /tmp are certain. The rest are hints, for a command that failed: the
+// pids limit when the tasks left behind fill it, the memory limit when a
+// process grew to half of it
 // (RLIMIT_DATA counts mappings, not resident pages, and an allocator
 // asking for a doubling fails with half of that resident).
 func Detect(s Set, o Outcome) []Name {
@@ -33,8 +34,10 @@ func Detect(s Set, o Outcome) []Name {
 	hit[CPUTime] = hit[CPUTime] || s.CPUTime > 0 && sig == syscall.SIGXCPU
 	hit[FileSize] = hit[FileSize] || s.FileSize > 0 && sig == syscall.SIGXFSZ
 	hit[TmpSize] = hit[TmpSize] || s.TmpSize > 0 && o.TmpFull
-	hit[Pids] = hit[Pids] || s.Pids > 0 && int64(o.TasksLeft)+1 >= s.Pids
-	hit[Memory] = hit[Memory] || s.Memory > 0 && o.MaxRSS >= s.Memory/2
+	// The hints count only for a command that failed.
+	failed := o.Status.Signaled() || o.Status.ExitStatus() != 0
+	hit[Pids] = hit[Pids] || failed && s.Pids > 0 && int64(o.TasksLeft)+1 >= s.Pids
+	hit[Memory] = hit[Memory] || failed && s.Memory > 0 && o.MaxRSS >= s.Memory/2
 	var out []Name
 	for _, n := range Names() {
 		if hit[n] {

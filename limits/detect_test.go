@@ -27,6 +27,8 @@ func TestDetect(t *testing.T) {
 		{"tmp full", all, Outcome{Status: exited(1), TmpFull: true}, []Name{TmpSize}},
 		{"pids filled", all, Outcome{Status: exited(2), TasksLeft: 49}, []Name{Pids}},
 		{"memory near", all, Outcome{Status: exited(2), MaxRSS: 40 << 20}, []Name{Memory}},
+		{"pids filled, command succeeded", all, Outcome{Status: exited(0), TasksLeft: 49}, nil},
+		{"memory near, command succeeded", all, Outcome{Status: exited(0), MaxRSS: 40 << 20}, nil},
 		{"cgroup counted", all, Outcome{Status: exited(0), Cgroup: []Name{Pids, Memory}}, []Name{Memory, Pids}},
 		{"cgroup without the limit", Set{}, Outcome{Status: exited(0), Cgroup: []Name{Pids}}, nil},
 	} {

@@ -43,13 +43,18 @@
 // root directory, so the whole path is tested against a temporary
 // directory laid out like cgroupfs.
 //
+// Sizes are read by github.com/docker/go-units, whose package init costs
+// every process of the binary some 6 µs (GODEBUG=inittrace=1): a map of
+// names, no regexp.
+//
 // # Telling which limit was hit
 //
 // The kernel does not say; [Detect] infers it from what the init sees when
 // the command exits: death by SIGXCPU or SIGXFSZ (or a shell's 128+N for
 // them), a private /tmp left full, tasks still alive at the pids limit,
 // a peak resident size near the memory limit, or the cgroup's own event
-// counters. The first ones are certain; the last ones are hints.
+// counters. The first ones are certain; the others are hints, and count
+// only for a command that failed.
 //
 // This package is an implementation part of corral, top-level so its
 // design can be read and tested on its own. It carries no compatibility
