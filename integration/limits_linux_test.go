@@ -149,6 +149,7 @@ func TestLimitsRlimits(t *testing.T) {
 			t.Run("memory", func(t *testing.T) { testMemory(t, rung) })
 			t.Run("open-files", func(t *testing.T) { testOpenFiles(t, rung) })
 			t.Run("cpu-time", func(t *testing.T) { testCPUTime(t, rung) })
+			t.Run("no raising", func(t *testing.T) { testNoRaising(t, rung) })
 		})
 	}
 }
@@ -209,6 +210,20 @@ func testCPUTime(t *testing.T, rung corral.Rung) {
 	free := runLimited(t, rung, corral.Limits{CPUTime: corral.NoLimit}, busy)
 	assert.Equal(t, "survived\n", free.stdout, free)
 	assert.Empty(t, free.hits)
+}
+
+// The command may lower its limits and raise the soft one back, never the
+// hard one: it has no CAP_SYS_RESOURCE where the kernel asks for it, in
+// the host's user namespace.
+func testNoRaising(t *testing.T, rung corral.Rung) {
+	const raise = `ulimit -S -n 16 && ulimit -S -n 32 && echo soft-raised; ulimit -H -n 200 && echo hard-raised`
+	capped := runLimited(t, rung, corral.Limits{OpenFiles: 32}, raise)
+	assert.Equal(t, "soft-raised\n", capped.stdout, capped)
+	assert.Contains(t, capped.stderr, "not permitted", capped)
+	// Without the limit the hard limit is the caller's, above 200: the
+	// same probe sets it.
+	free := runLimited(t, rung, corral.Limits{OpenFiles: corral.NoLimit}, raise)
+	assert.Equal(t, "soft-raised\nhard-raised\n", free.stdout, free)
 }
 
 // On the landlock rung there is no private /tmp to size: asking for one
