@@ -276,9 +276,15 @@ func limitsHit(s *setup, status unix.WaitStatus, usage *syscall.Rusage) []limits
 		o.MaxRSS = usage.Maxrss << 10
 	}
 	if !s.Bare {
-		// Only here is /proc the sandbox's own, and /tmp its tmpfs.
-		o.TasksLeft = limits.TasksLeft()
-		o.TmpFull = limits.Full("/tmp") || limits.Full("/dev/shm")
+		// Only here is /proc the sandbox's own, and /tmp its tmpfs. The
+		// tasks left count only for a command that failed: not worth a
+		// walk of /proc otherwise.
+		if s.Limits.Pids > 0 && (status.Signaled() || status.ExitStatus() != 0) {
+			o.TasksLeft = limits.TasksLeft()
+		}
+		if s.Limits.TmpSize > 0 {
+			o.TmpFull = limits.Full("/tmp") || limits.Full("/dev/shm")
+		}
 	}
 	return limits.Detect(s.Limits, o)
 }
