@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -247,7 +248,10 @@ func (j *Jail) build() (*Process, error) {
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
 	if j.cgroup != nil {
 		// The init waits for its setup: nothing has run inside yet.
-		if p.cgroup, err = j.cgroup.New(fmt.Sprintf("corral-%d", pid), j.limits); err == nil {
+		// The pid names it for people; the count keeps a reused pid from
+		// meeting a cgroup not yet removed.
+		name := fmt.Sprintf("corral-%d-%d", pid, cgroupCount.Add(1))
+		if p.cgroup, err = j.cgroup.New(name, j.limits); err == nil {
 			err = p.cgroup.Add(pid)
 		}
 		if err != nil {
@@ -489,6 +493,9 @@ func (p *Process) release() {
 		removeCgroup(p.cgroup, p.pidfd)
 	}
 }
+
+// cgroupCount numbers the cgroups this process makes.
+var cgroupCount atomic.Uint64
 
 // removeCgroup removes a sandbox's cgroup once its init, the last process
 // in it, is gone; pidfd is the init's, which the caller closes after.

@@ -29,7 +29,10 @@ func TestJailCgroupFiles(t *testing.T) {
 	p, out := run(t, j, "sh", "-c", "echo ran")
 	assert.Equal(t, "ran\n", out)
 
-	dir := filepath.Join(root, fmt.Sprintf("corral-%d", p.Pid()))
+	dirs, err := filepath.Glob(filepath.Join(root, fmt.Sprintf("corral-%d-*", p.Pid())))
+	require.NoError(t, err)
+	require.Len(t, dirs, 1)
+	dir := dirs[0]
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
