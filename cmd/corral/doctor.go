@@ -147,6 +147,11 @@ func printLimitStatus(w io.Writer, ls []corral.LimitStatus) {
 }
 
 func printRung(w io.Writer, r *corral.Report) {
+	if !r.OK && r.Rung != "" { // the rung is there, a limit asked for is not
+		fmt.Fprintf(w, "rung:  %s (fallback %s), but run refuses to start\n", r.Rung, r.Fallback)
+		fmt.Fprintf(w, "       %s\n", r.Problem)
+		return
+	}
 	if !r.OK {
 		fmt.Fprintf(w, "rung:  none with fallback %s: run refuses to start\n", r.Fallback)
 		fmt.Fprintf(w, "       %s\n", r.Problem)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -107,4 +108,43 @@ func TestRunLimitLadder(t *testing.T) {
 	_, stderr, code = cli(t, ws, "run", "--cpus", "1", "--fallback", "warn", "--", "true")
 	assert.Equal(t, 0, code)
 	assertOneLine(t, stderr, "corral: running without the limits --cpus 1 (")
+}
+
+func TestDoctorListsLimits(t *testing.T) {
+	stdout, stderr, _ := cli(t, t.TempDir(), "doctor", "--json")
+	var r corral.Report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r), "stdout: %s\nstderr: %s", stdout, stderr)
+	if r.Rung == "" {
+		t.Skip("no rung runs here: " + r.Problem)
+	}
+	var names []corral.Limit
+	for _, l := range r.Limits {
+		names = append(names, l.Name)
+		if l.Available {
+			assert.NotEmpty(t, l.Mechanism, l.Name)
+		} else {
+			assert.NotEmpty(t, l.Reason, l.Name)
+		}
+	}
+	assert.Equal(t, corral.AllLimits(), names)
+
+	// A limit the config file asks for that the host cannot enforce makes
+	// the doctor say run refuses to start, naming it.
+	file := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox.limits]\ncpus = 1\n")
+	stdout, _, code := cli(t, t.TempDir(), "doctor", "--config", file)
+	if strings.Contains(stdout, "cpus        1      cgroup v2 cpu.max") {
+		t.Skip("this host enforces --cpus")
+	}
+	assert.Equal(t, 1, code, stdout)
+	assert.Contains(t, stdout, "but run refuses to start\n       limits: --cpus 1 cannot be enforced: ")
+}
+
+func TestProfileListsLimits(t *testing.T) {
+	stdout, stderr, code := cli(t, workspace(t), "profile", "--platform", "linux", "--pids", "100", "--tmp-size", "8M", "--cpu-time", "none")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "tmpfs    /tmp (size 8MiB)")
+	assert.Contains(t, stdout, "/dev (/dev/shm size 8MiB)")
+	for _, line := range []string{"  pids        100\n", "  tmp-size    8M\n", "  memory      none (default)\n", "  cpu-time    none\n"} {
+		assert.Contains(t, stdout, line)
+	}
 }
