@@ -238,3 +238,24 @@ func TestLimitsTmpSizeLandlock(t *testing.T) {
 	}
 	assert.True(t, found, "logs: %q", r.logs)
 }
+
+// With a writable cgroup v2 subtree the pids limit holds for the whole
+// sandbox, root included, and CPUs can be capped. This host may have none
+// (cgroup v1, or cgroup2 without the controllers): the test then skips
+// with the doctor's reason, and the cgroup files are tested against a
+// directory laid out like cgroupfs (package limits, nsjail).
+func TestLimitsCgroupEnforced(t *testing.T) {
+	r, err := corral.Doctor(corral.Config{Limits: corral.Limits{CPUs: 1}})
+	require.NoError(t, err)
+	for _, l := range r.Limits {
+		if l.Name == corral.LimitCPUs && !l.Available {
+			t.Skip("no cgroup v2 subtree to enforce limits in: " + l.Reason)
+		}
+	}
+	const bomb = `i=0; while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done; echo "spawned $i"`
+	capped := runLimited(t, corral.RungFull, corral.Limits{Pids: 50, CPUs: 0.5}, bomb)
+	assert.NotContains(t, capped.stdout, "spawned", capped)
+	assert.True(t, capped.hit("pids"), "hits: %v", capped.hits)
+	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit, CPUs: 0.5}, bomb)
+	assert.Equal(t, "spawned 200\n", free.stdout, free)
+}
