@@ -7,5 +7,13 @@ import "github.com/corralhq/corral/seatbelt"
 func registerEntrypoints() {}
 
 func newBackend(s *spec) (backend, error) {
+	// Seatbelt applies no limits: asking for one follows the ladder.
+	lp, err := planLimits(s.Limits, limitHost{rung: RungSeatbelt}, s.Fallback)
+	if err != nil {
+		return nil, err
+	}
+	if lp.warning != "" && s.logf != nil {
+		s.logf("%s", lp.warning)
+	}
 	return seatbeltOrNone(s, seatbelt.SandboxExec)
 }

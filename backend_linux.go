@@ -42,6 +42,14 @@ func newBackend(s *spec) (backend, error) {
 	if msg := plan.warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
+	lh := limitHostOf(plan.rung, s.Limits.set, false)
+	lp, err := planLimits(s.Limits, lh, s.Fallback)
+	if err != nil {
+		return nil, err
+	}
+	if lp.warning != "" && s.logf != nil {
+		s.logf("%s", lp.warning)
+	}
 	if plan.rung == RungNone {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
@@ -52,6 +60,12 @@ func newBackend(s *spec) (backend, error) {
 		}
 	}
 	o, err := jailOptions(s, plan, b.hostProxy)
+	if err == nil {
+		o.Limits, o.PidsRlimit = lp.set, plan.rung == RungFull && !lh.root
+		if lh.cgroup != nil && needsCgroup(lp.set, lh) {
+			o.Cgroup = lh.cgroup
+		}
+	}
 	if err == nil && s.Changeset != nil {
 		err = copyUpUnmapped(s.Changeset, s.logf)
 	}
@@ -91,6 +105,7 @@ func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error)
 		Ahead:     s.Ahead,
 		Overlays:  in.Overlays,
 		Bare:      bare,
+		Limits:    s.Limits.set, // newBackend leaves out those the host cannot enforce
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
 	// Without a namespace, NetworkAllow's commands may connect only to the

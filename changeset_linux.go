@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -55,6 +56,14 @@ func (p *lockedProcess) Wait() (exit, error) {
 func (p *lockedProcess) Dropped() []string {
 	if d, ok := p.process.(dropper); ok {
 		return d.Dropped()
+	}
+	return nil
+}
+
+// LimitsHit passes on what the sandbox reports.
+func (p *lockedProcess) LimitsHit() []limits.Name {
+	if h, ok := p.process.(limitHitter); ok {
+		return h.LimitsHit()
 	}
 	return nil
 }

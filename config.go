@@ -140,6 +140,10 @@ type Config struct {
 	// value keeps none. With DirectSpawn only the first is built ahead, from
 	// New on, so that it starts up while the caller prepares the command.
 	Ahead int
+	// Limits bound what each command may use: memory, tasks, CPU, the
+	// size of /tmp and of files, open files. Zero fields take the defaults
+	// of [DefaultLimits]; [NoLimit] asks for none.
+	Limits Limits
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
 	Logf func(format string, args ...any)
@@ -178,6 +182,7 @@ type spec struct {
 	Fallback    Fallback
 	UnixSockets bool
 	Ptrace      bool
+	Limits      limitSpec
 	logf        func(format string, args ...any)
 	// refused receives the refusals of a proxy the sandbox's commands
 	// share (Sandbox.recordViolation).
@@ -213,6 +218,10 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolveEgress(c); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Limits, err = c.Limits.resolve(); err != nil {
 		return nil, err
 	}
 	if err := checkEnv(c.Env); err != nil {

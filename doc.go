@@ -63,7 +63,10 @@
 //   - the caller's uid and gid, no capabilities, no_new_privs, a new session,
 //     no way to create namespaces;
 //   - only allow-listed environment variables (see [Config.Env]); with
-//     [NetworkAllow] the proxy variables name the sandbox's proxy.
+//     [NetworkAllow] the proxy variables name the sandbox's proxy;
+//   - resource limits ([Config.Limits], [DefaultLimits]): a 1 GiB /tmp and
+//     /dev/shm, at most 4096 tasks, and what the Config asks for;
+//     [Cmd.LimitsHit] says which ones the command ran into.
 //
 // The command's Process is the sandbox's init on the host: signals sent to it
 // reach the command, killing it ends every process in the sandbox, and it

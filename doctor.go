@@ -25,6 +25,9 @@ type Report struct {
 	// that exist, that the caller can read, and that a sandbox hides
 	// unless Config.Reveal names them.
 	HiddenByDefault []string `json:"hidden_by_default"`
+	// Limits says, for each resource limit, whether the host can enforce
+	// it on Rung and how, and the value in force for cfg.
+	Limits []LimitStatus `json:"limits"`
 }
 
 // Doctor probes the host (once per process) and reports which layers it
@@ -38,6 +41,10 @@ type Report struct {
 func Doctor(cfg Config) (*Report, error) {
 	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace}
 	if err := s.resolveChoices(cfg); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.Limits, err = cfg.Limits.resolve(); err != nil {
 		return nil, err
 	}
 	stores, err := hiddenByDefault(cfg.Reveal)
@@ -73,5 +80,19 @@ func report(h *host, s *spec) *Report {
 		r.Without = append(r.Without, string(l.Name))
 	}
 	r.Network = networkEnforcement(s.Network, plan)
+	reportLimits(r, s)
 	return r
+}
+
+// reportLimits fills in what r's rung can enforce of s's limits; a limit s
+// asks for that it cannot makes the Config fail under FallbackFail.
+func reportLimits(r *Report, s *spec) {
+	lh := limitHostOf(r.Rung, s.Limits.set, true)
+	lp, _ := planLimits(s.Limits, lh, FallbackWarn)
+	r.Limits = lp.statuses
+	if _, err := planLimits(s.Limits, lh, s.Fallback); err != nil {
+		var se *SetupError
+		errors.As(err, &se)
+		r.OK, r.Problem = false, string(se.Layer)+": "+se.Err.Error()
+	}
 }

@@ -97,6 +97,9 @@ const (
 	LayerPlatform Layer = "platform"
 	// LayerSandbox: the backend failed in a way no other layer names.
 	LayerSandbox Layer = "sandbox"
+	// LayerLimits: a resource limit asked for cannot be enforced on this
+	// host, or could not be set.
+	LayerLimits Layer = "limits"
 )
 
 // layers lists every Layer constant, in the order docs/layers.md lists
@@ -106,7 +109,7 @@ var layers = []Layer{
 	LayerLandlock, LayerSeccomp, LayerSeatbelt,
 	LayerNamespaces, LayerInit, LayerStale, LayerTmp, LayerMount, LayerMountWatch, LayerWorkspace,
 	LayerWritablePath, LayerProtect, LayerNSLimits, LayerPrivileges, LayerWorkdir, LayerEgress, LayerPlatform,
-	LayerSandbox,
+	LayerSandbox, LayerLimits,
 }
 
 // landlockScopeABI is the Landlock ABI that confines signals and abstract

@@ -45,6 +45,7 @@ func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
 		Hidden:    s.Hidden,
 		Protected: protectedNames(s.AllowPlanting),
 		Overlays:  overlays,
+		TmpSize:   s.Limits.set.TmpSize,
 	}
 }
 

@@ -62,6 +62,9 @@ type Sandbox struct {
 	// too (corral.Config.ChangesetPaths): each must also be listed in
 	// WritablePaths, which corral.New checks.
 	ChangesetPaths []string
+	// Limits are the [agents.sandbox.limits] table's (corral.Config.Limits):
+	// zero for a key left out, which keeps its default.
+	Limits corral.Limits
 	// ConfigFile is the file the table was read by Load or Watch from, as
 	// given (made absolute); empty for Parse. CorralConfig lists it in
 	// corral.Config.PolicyFiles, so that no command can rewrite the policy
@@ -138,6 +141,7 @@ func (s Sandbox) CorralConfig() corral.Config {
 		Changeset:        s.Changeset,
 		ChangesetPaths:   slices.Clone(s.ChangesetPaths),
 		PolicyFiles:      policyFiles(s.ConfigFile),
+		Limits:           s.Limits,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,6 +37,7 @@ func TestExampleFile(t *testing.T) {
 		Fallback:      FallbackFail,
 		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
 		AllowPlanting: []string{".envrc"},
+		Limits:        corral.Limits{TmpSize: 512 << 20},
 		ConfigFile:    cfg.File,
 	}, coder.Sandbox)
 
@@ -66,7 +68,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
-	require.Len(t, commented.FindAll(data, -1), 11, "the commented keys this test knows")
+	require.Len(t, commented.FindAll(data, -1), 17, "the commented keys this test knows")
 	doc := commented.ReplaceAllString(string(data), "$1")
 
 	cfg, err := Parse(strings.NewReader(doc), path)
@@ -84,4 +86,6 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	assert.Equal(t, []string{"/srv/agents/coder/notes"}, coder.Sandbox.ChangesetPaths)
 	researcher, _ := cfg.Agent("researcher")
 	assert.Equal(t, []string{"10.20.0.0/16"}, researcher.Sandbox.AllowedIPs)
+	assert.Equal(t, corral.Limits{Memory: 4 << 30, Pids: 1024, CPUs: 2, TmpSize: 512 << 20, FileSize: 8 << 30,
+		OpenFiles: 4096, CPUTime: 30 * time.Minute}, coder.Sandbox.Limits)
 }

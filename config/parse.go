@@ -44,6 +44,20 @@ type sandboxDoc struct {
 	AllowPtrace      *bool    `toml:"allow_ptrace"`
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
+
+	Limits *limitsDoc `toml:"limits"`
+}
+
+// limitsDoc is [agents.sandbox.limits]: each value as the CLI's flag takes
+// it ("512M", "30s", "none"), or a number where the limit is one.
+type limitsDoc struct {
+	Memory    any `toml:"memory"`
+	Pids      any `toml:"pids"`
+	CPUs      any `toml:"cpus"`
+	TmpSize   any `toml:"tmp_size"`
+	FileSize  any `toml:"file_size"`
+	OpenFiles any `toml:"open_files"`
+	CPUTime   any `toml:"cpu_time"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
@@ -72,6 +86,14 @@ var schema = map[string]string{
 	"agents[].sandbox.allow_ptrace":       "a boolean",
 	"agents[].sandbox.changeset":          "a string",
 	"agents[].sandbox.changeset_paths":    "an array of strings",
+	"agents[].sandbox.limits":             "a table",
+	"agents[].sandbox.limits.memory":      "a string",
+	"agents[].sandbox.limits.pids":        "an integer or a string",
+	"agents[].sandbox.limits.cpus":        "a number or a string",
+	"agents[].sandbox.limits.tmp_size":    "a string",
+	"agents[].sandbox.limits.file_size":   "a string",
+	"agents[].sandbox.limits.open_files":  "an integer or a string",
+	"agents[].sandbox.limits.cpu_time":    "a string",
 }
 
 // Load reads and validates the config file at path. Relative paths inside
@@ -213,6 +235,12 @@ func suggestKeys(parent string) string {
 // want. An inline array is "an array" whatever it holds: its elements are
 // checked on their own.
 func compatible(want, got string) bool {
+	switch want {
+	case "an integer or a string":
+		return got == "an integer" || got == "a string"
+	case "a number or a string":
+		return got == "an integer" || got == "a float" || got == "a string"
+	}
 	return want == got || (got == "an array" && strings.HasPrefix(want, "an array"))
 }
 

@@ -94,6 +94,9 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if err := r.egress(key, d, &s); err != nil {
 		return Sandbox{}, err
 	}
+	if s.Limits, err = r.limits(key+".limits", d.Limits); err != nil {
+		return Sandbox{}, err
+	}
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	s.AllowHome = d.AllowHome != nil && *d.AllowHome
@@ -253,4 +256,32 @@ func entryReason(err error, entry string) string {
 		return after
 	}
 	return strings.TrimPrefix(msg, "egress: ")
+}
+
+// limits reads [agents.sandbox.limits] as corral.Limits.Set reads the
+// CLI's flags; a key left out keeps its default.
+func (r *resolver) limits(key string, d *limitsDoc) (corral.Limits, error) {
+	var l corral.Limits
+	if d == nil {
+		return l, nil
+	}
+	for _, f := range []struct {
+		name  corral.Limit
+		key   string
+		value any
+	}{
+		{corral.LimitMemory, "memory", d.Memory}, {corral.LimitPids, "pids", d.Pids},
+		{corral.LimitCPUs, "cpus", d.CPUs}, {corral.LimitTmpSize, "tmp_size", d.TmpSize},
+		{corral.LimitFileSize, "file_size", d.FileSize}, {corral.LimitOpenFiles, "open_files", d.OpenFiles},
+		{corral.LimitCPUTime, "cpu_time", d.CPUTime},
+	} {
+		if f.value == nil {
+			continue
+		}
+		v := fmt.Sprint(f.value)
+		if err := l.Set(f.name, v); err != nil {
+			return l, r.errorf(key+"."+f.key, "%q: %v", v, err)
+		}
+	}
+	return l, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -90,9 +91,9 @@ func apply(m Mount) error {
 	case Proc:
 		return unix.Mount("proc", target, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	case Dev:
-		return buildDev(target)
+		return buildDev(target, m.Size)
 	case Tmpfs:
-		return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+		return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsData(m.Size))
 	case Bind, BindReadOnly:
 		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
 	case Overlay:
@@ -185,6 +186,15 @@ func makeMountPoint(src, target string) error {
 	return f.Close()
 }
 
+// tmpfsData is the options of a private, world-writable tmpfs of size
+// bytes, or of the kernel's default size (half of the host's memory).
+func tmpfsData(size int64) string {
+	if size <= 0 {
+		return "mode=1777"
+	}
+	return "mode=1777,size=" + strconv.FormatInt(size, 10)
+}
+
 // hide covers target with an empty read-only directory or file that nobody
 // may read, list or chmod.
 func hide(src, target string) error {
@@ -201,7 +211,7 @@ func hide(src, target string) error {
 
 // buildDev mounts a minimal /dev: a few device nodes bound from the host, a
 // private devpts instance, a private /dev/shm and the usual links.
-func buildDev(dev string) error {
+func buildDev(dev string, shmSize int64) error {
 	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return err
 	}
@@ -219,7 +229,7 @@ func buildDev(dev string) error {
 		"newinstance,ptmxmode=0666,mode=620"); err != nil {
 		return fmt.Errorf("devpts: %w", err)
 	}
-	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, tmpfsData(shmSize)); err != nil {
 		return fmt.Errorf("/dev/shm: %w", err)
 	}
 	links := [][2]string{

@@ -91,6 +91,9 @@ type Mount struct {
 	// Upper and Work are the overlay's upper and work directories on the
 	// host, for Kind Overlay only.
 	Upper, Work string `json:",omitempty"`
+	// Size caps a Tmpfs, or the /dev/shm of a Dev, in bytes (tmpfs size=);
+	// zero leaves the kernel's default, half of the host's memory.
+	Size int64 `json:",omitempty"`
 }
 
 func (m Mount) String() string {
@@ -101,7 +104,22 @@ func (m Mount) String() string {
 	if m.MakeTarget {
 		s += " (mount point created)"
 	}
+	if m.Size > 0 {
+		what := "size"
+		if m.Kind == Dev {
+			what = "/dev/shm size"
+		}
+		s += fmt.Sprintf(" (%s %s)", what, sizeString(m.Size))
+	}
 	return s
+}
+
+// sizeString is n bytes in MiB when it is a whole number of them.
+func sizeString(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%dMiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Plan is the ordered list of mounts that builds a sandbox's file tree.
@@ -135,6 +153,9 @@ type Input struct {
 	// Overlays are writable roots mounted as overlayfs instead of bound,
 	// so that writes go to a changeset rather than the host.
 	Overlays []OverlayRoot
+	// TmpSize caps the private /tmp and /dev/shm, each, in bytes; zero
+	// leaves the kernel's default, half of the host's memory.
+	TmpSize int64
 }
 
 // OverlayRoot says which writable root is mounted as overlayfs and where its
@@ -149,8 +170,8 @@ func Build(in Input) *Plan {
 	p := &Plan{Mounts: []Mount{
 		{Kind: RootReadOnly, Path: "/"},
 		{Kind: Proc, Path: "/proc"},
-		{Kind: Dev, Path: "/dev"},
-		{Kind: Tmpfs, Path: "/tmp"},
+		{Kind: Dev, Path: "/dev", Size: in.TmpSize},
+		{Kind: Tmpfs, Path: "/tmp", Size: in.TmpSize},
 	}}
 	var binds []Mount
 	add := func(k Kind, paths ...string) {

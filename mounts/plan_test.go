@@ -105,3 +105,19 @@ func TestBuildLeavesProtectedNamesToTheCommandStart(t *testing.T) {
 		assert.NotContains(t, m.Path, "/w/.", "guarded when the command starts, not planned")
 	}
 }
+
+func TestBuildTmpSize(t *testing.T) {
+	p := Build(Input{Writable: []string{"/w"}, TmpSize: 64 << 20})
+	sizes := map[string]int64{}
+	for _, m := range p.Mounts {
+		sizes[m.Path] = m.Size
+	}
+	assert.Equal(t, int64(64<<20), sizes["/tmp"])
+	assert.Equal(t, int64(64<<20), sizes["/dev"], "the Dev step sizes /dev/shm")
+	assert.Zero(t, sizes["/w"])
+	assert.Contains(t, p.String(), "tmpfs    /tmp (size 64MiB)")
+	assert.Contains(t, p.String(), "/dev (/dev/shm size 64MiB)")
+	for _, m := range Build(Input{Writable: []string{"/w"}}).Mounts {
+		assert.Zero(t, m.Size, m.Path)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/corralhq/corral/internal/environ"
 	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -137,6 +138,7 @@ func runInit() int {
 	status, usage := reap(pid)
 	lifted := liftedFailure()
 	var dropped []string
+	hits := limitsHit(&s, status, usage)
 	if !s.Bare {
 		killRest()
 		// Nothing inside runs any more: merge the staged git directories
@@ -147,7 +149,7 @@ func runInit() int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped})
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped, Hits: hits})
 	return exitCode(status)
 }
 
@@ -281,6 +283,11 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		env = environ.Set(env, "TMPDIR="+s.TmpDir)
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
+	// Last, as the init is under them too from here on: building the
+	// Landlock rules above needs descriptors, for one.
+	if err := limits.Apply(s.Limits, s.PidsRlimit); err != nil {
+		return fail(failureOf(LayerLimits, "", err))
+	}
 	// syscall rather than os: os.StartProcess first checks, once per
 	// process, that the kernel's CLONE_PIDFD works by forking a child that
 	// exits at once, which would double the cost of the init's only fork.
@@ -300,6 +307,30 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		return fail(execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err}))
 	}
 	return pid, planted, nil
+}
+
+// limitsHit says which limits the command ran into, from how it ended and
+// what it left: called once it has exited, before the rest is killed.
+func limitsHit(s *setup, status unix.WaitStatus, usage *syscall.Rusage) []limits.Name {
+	if s.Limits == (limits.Set{}) {
+		return nil
+	}
+	o := limits.Outcome{Status: syscall.WaitStatus(status)}
+	if usage != nil {
+		o.MaxRSS = usage.Maxrss << 10
+	}
+	if !s.Bare {
+		// Only here is /proc the sandbox's own, and /tmp its tmpfs. The
+		// tasks left count only for a command that failed: not worth a
+		// walk of /proc otherwise.
+		if s.Limits.Pids > 0 && (status.Signaled() || status.ExitStatus() != 0) {
+			o.TasksLeft = limits.TasksLeft()
+		}
+		if s.Limits.TmpSize > 0 {
+			o.TmpFull = limits.Full("/tmp") || limits.Full("/dev/shm")
+		}
+	}
+	return limits.Detect(s.Limits, o)
 }
 
 // execFailure is the failure to find or start the command name: with a

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/internal/testhook"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -51,6 +54,16 @@ type Options struct {
 	// TMPDIR.
 	Bare     bool
 	TempBase string
+	// Limits are the command's limits: rlimits, and the size of /tmp and
+	// /dev/shm. PidsRlimit sets the pids limit as RLIMIT_NPROC, which holds
+	// only in the sandbox's own user namespace and for a caller other than
+	// root (see package limits).
+	Limits     limits.Set
+	PidsRlimit bool
+	// Cgroup, when set, is where each sandbox gets a cgroup of its own
+	// with the Limits a cgroup enforces, its init moved in before it
+	// builds anything.
+	Cgroup *limits.Hierarchy
 }
 
 // Landlock says which of Landlock's features the sandbox uses. The rules
@@ -74,6 +87,8 @@ type Jail struct {
 	first    *first // a direct caller's first sandbox, built from New on
 	bare     bool
 	tempBase string
+	cgroup   *limits.Hierarchy
+	limits   limits.Set
 }
 
 // cloner produces fresh inits: a connection to one and its host pid.
@@ -97,7 +112,8 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 		NoGuard: testhook.Disabled(testhook.Guard),
-	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase}
+		Limits:  o.Limits, PidsRlimit: o.PidsRlimit,
+	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	switch {
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
@@ -246,6 +262,20 @@ func (j *Jail) build() (*Process, error) {
 		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
+	if j.cgroup != nil {
+		// The init waits for its setup: nothing has run inside yet.
+		// The pid names it for people; the count keeps a reused pid from
+		// meeting a cgroup not yet removed.
+		name := fmt.Sprintf("corral-%d-%d", pid, cgroupCount.Add(1))
+		if p.cgroup, err = j.cgroup.New(name, j.limits); err == nil {
+			err = p.cgroup.Add(pid)
+		}
+		if err != nil {
+			p.Kill()
+			p.release()
+			return nil, &Error{Layer: LayerLimits, Path: j.cgroup.Dir, Err: err}
+		}
+	}
 	files, err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready })
 	p.listeners = files
 	if err == nil && s.NetProxy && len(files) != 2 {
@@ -282,7 +312,9 @@ type Process struct {
 	mu      sync.Mutex
 	state   procState
 	osProc  *os.Process
-	dropped []string // what the init did not merge back, with its exit
+	dropped []string      // what the init did not merge back, with its exit
+	hits    []limits.Name // the limits the command ran into, with its exit
+	cgroup  *limits.Cgroup
 }
 
 // procState is where a Process is in its life.
@@ -401,6 +433,21 @@ func exited(pidfd int) bool {
 	return err == nil && n > 0
 }
 
+// LimitsHit returns, after Wait, the limits the command ran into, in the
+// order of limits.Names: those its init saw it hit, and those its cgroup
+// counted.
+func (p *Process) LimitsHit() []limits.Name { return p.hits }
+
+func mergeHits(a, b []limits.Name) []limits.Name {
+	var out []limits.Name
+	for _, n := range limits.Names() {
+		if slices.Contains(a, n) || slices.Contains(b, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Dropped returns, after Wait, what the command wrote under protected names
 // that was not merged back into the host or was moved aside, one line each.
 func (p *Process) Dropped() []string { return p.dropped }
@@ -449,6 +496,10 @@ func (p *Process) Wait() (Exit, error) {
 	if _, err := recv(p.conn, &r); err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
 		p.dropped = r.Dropped
+		p.hits = r.Hits
+		if p.cgroup != nil {
+			p.hits = mergeHits(p.hits, p.cgroup.Hits())
+		}
 		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
 			return ex, r.Fail.err()
@@ -489,6 +540,9 @@ func (p *Process) release() {
 	}
 	p.state = stateReleased
 	p.conn.Close()
+	if p.cgroup != nil {
+		removeCgroup(p.cgroup, p.pidfd)
+	}
 	unix.Close(p.pidfd)
 	closeFiles(p.listeners)
 	if p.served != nil {
@@ -496,6 +550,23 @@ func (p *Process) release() {
 	}
 	forgetInitExit(p.pid, p.exit)
 	removeTmp(p.tmpDir)
+}
+
+// cgroupCount numbers the cgroups this process makes.
+var cgroupCount atomic.Uint64
+
+// removeCgroup removes a sandbox's cgroup once its init, the last process
+// in it, is gone; pidfd is the init's, which the caller closes after.
+func removeCgroup(c *limits.Cgroup, pidfd int) {
+	fd, err := unix.Dup(pidfd)
+	if err != nil {
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		waitReadable(fd)
+		c.Remove()
+	}()
 }
 
 // removeTmp removes a bare sandbox's temp dir. The command cannot have
@@ -525,5 +596,6 @@ func (o Options) Input() mounts.Input {
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
 		Overlays:  o.Overlays,
+		TmpSize:   o.Limits.TmpSize,
 	}
 }

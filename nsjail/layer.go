@@ -27,6 +27,7 @@ const (
 	LayerSeccomp      Layer = "seccomp"
 	LayerWorkdir      Layer = "workdir" // the command's working directory
 	LayerExec         Layer = "exec"    // finding and starting the command
+	LayerLimits       Layer = "limits"  // the command's resource limits
 )
 
 // Layers lists every layer this package reports.
@@ -34,7 +35,7 @@ func Layers() []Layer {
 	return []Layer{
 		LayerNamespaces, LayerInit, LayerStale, LayerTmp, LayerMount, LayerOverlay, LayerMountWatch,
 		LayerWorkspace, LayerWritablePath, LayerProtect, LayerNetNS, LayerNSLimits, LayerPrivileges,
-		LayerLandlock, LayerSeccomp, LayerWorkdir, LayerExec,
+		LayerLandlock, LayerSeccomp, LayerWorkdir, LayerExec, LayerLimits,
 	}
 }
 

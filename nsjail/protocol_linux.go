@@ -14,6 +14,7 @@ import (
 
 	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/lookpath"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -44,6 +45,11 @@ type setup struct {
 	// watchMounts): set only by the module's own tests, through
 	// internal/testhook, to show what the guard prevents.
 	NoGuard bool `json:",omitempty"`
+	// Limits are the rlimits and tmpfs sizes of the command (the sizes are
+	// in Plan already); PidsRlimit says RLIMIT_NPROC counts only the
+	// sandbox's tasks, so that the pids limit is set as one.
+	Limits     limits.Set `json:",omitempty"`
+	PidsRlimit bool       `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
 	// listeners are the init's own: the proxy sockets, sent with Ready
@@ -88,6 +94,8 @@ type reply struct {
 	// Dropped, with Exited, lists what the command wrote under protected
 	// names that was not merged back or was held (see internal/guard).
 	Dropped []string `json:",omitempty"`
+	// Hits, with Exited, are the limits the command ran into.
+	Hits []limits.Name `json:",omitempty"`
 }
 
 // failure is an error that crossed the socket.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/corralhq/corral"
 )
@@ -31,6 +32,13 @@ var configNames = map[string]struct{ flag, key string }{
 	"AllowHome":        {"--allow-home", "allow_home"},
 	"Reveal":           {"--reveal", "reveal"},
 	"PolicyFiles":      {"--config", ""},
+	"Limits.Memory":    {"--memory", "limits.memory"},
+	"Limits.Pids":      {"--pids", "limits.pids"},
+	"Limits.CPUs":      {"--cpus", "limits.cpus"},
+	"Limits.TmpSize":   {"--tmp-size", "limits.tmp_size"},
+	"Limits.FileSize":  {"--file-size", "limits.file_size"},
+	"Limits.OpenFiles": {"--open-files", "limits.open_files"},
+	"Limits.CPUTime":   {"--cpu-time", "limits.cpu_time"},
 }
 
 // configFailure turns an error of corral.New or Config.Resolved into the
@@ -104,6 +112,9 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		given = f.denyDomain
 	case "AllowedIPs":
 		given = f.allowIP
+	}
+	if n, ok := strings.CutPrefix(configNames[ce.Field].flag, "--"); ok && strings.HasPrefix(ce.Field, "Limits.") {
+		return f.given(n)
 	}
 	return slices.Contains(given, ce.Value)
 }

@@ -100,6 +100,7 @@ func doctorPolicy(cmd *cobra.Command, cfg *corral.Config, file, id string) error
 		cfg.AllowUnixSockets = fromFile.AllowUnixSockets
 	}
 	cfg.Reveal = append(fromFile.Reveal, cfg.Reveal...)
+	cfg.Limits = fromFile.Limits
 	return nil
 }
 
@@ -120,11 +121,37 @@ func printReport(w io.Writer, r *corral.Report) {
 	}
 	fmt.Fprintln(w)
 	printRung(w, r)
+	printLimitStatus(w, r.Limits)
 	fmt.Fprintln(w)
 	printHidden(w, "", r.HiddenByDefault)
 }
 
+// printLimitStatus says which limits the rung can enforce here, how, and
+// why not.
+func printLimitStatus(w io.Writer, ls []corral.LimitStatus) {
+	if len(ls) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nlimits:")
+	for _, l := range ls {
+		state := "unavailable: " + l.Reason
+		if l.Available {
+			state = l.Mechanism
+		}
+		value := l.Value
+		if value == "" {
+			value = "none"
+		}
+		fmt.Fprintf(w, "  %-11s %-6s %s\n", l.Name, value, state)
+	}
+}
+
 func printRung(w io.Writer, r *corral.Report) {
+	if !r.OK && r.Rung != "" { // the rung is there, a limit asked for is not
+		fmt.Fprintf(w, "rung:  %s (fallback %s), but run refuses to start\n", r.Rung, r.Fallback)
+		fmt.Fprintf(w, "       %s\n", r.Problem)
+		return
+	}
 	if !r.OK {
 		fmt.Fprintf(w, "rung:  none with fallback %s: run refuses to start\n", r.Fallback)
 		fmt.Fprintf(w, "       %s\n", r.Problem)

@@ -79,6 +79,23 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		return printSeatbelt(w, cfg, hidden)
 	}
 	printLinux(w, cfg, hidden, plan)
+	return printLimits(w, cfg.Limits)
+}
+
+// printLimits lists the limits in force: what run asks the host for.
+func printLimits(w io.Writer, l corral.Limits) error {
+	values, err := l.Values()
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	fmt.Fprintln(w, "\nlimits (those the host cannot enforce: see 'corral doctor'):")
+	for _, v := range values {
+		def := ""
+		if v.Default {
+			def = " (default)"
+		}
+		fmt.Fprintf(w, "  %-11s %s%s\n", v.Name, v.Value, def)
+	}
 	return nil
 }
 

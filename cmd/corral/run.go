@@ -40,6 +40,10 @@ type runFlags struct {
 
 	fallback  string
 	unixSocks bool
+	// limitValues are the limit flags as given, by limit; limits is what
+	// validate read from them.
+	limitValues map[corral.Limit]*string
+	limits      corral.Limits
 	// outliveParent keeps the command running when the process that
 	// started the CLI dies (--no-die-with-parent).
 	outliveParent bool
@@ -72,6 +76,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
 	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
 		"keep the command running when the process that started corral dies (by default it is killed)")
+	f.registerLimits(cmd)
 	f.registerConfig(cmd)
 }
 
@@ -93,6 +98,9 @@ func (f *runFlags) validate() error {
 		if name, _, _ := strings.Cut(kv, "="); name == "" {
 			return usageError("--env %q: want KEY or KEY=VALUE", kv)
 		}
+	}
+	if err := f.readLimits(); err != nil {
+		return err
 	}
 	return f.validatePaths()
 }
@@ -154,6 +162,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		DirectSpawn:      true,
 		Fallback:         corral.Fallback(f.fallback),
 		AllowUnixSockets: f.unixSocks,
+		Limits:           f.limits,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)
 		},
@@ -252,6 +261,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	}
 	for _, d := range c.Dropped() {
 		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+	}
+	for _, v := range c.LimitsHit() {
+		fmt.Fprintf(os.Stderr, "corral: hit the %s limit (%s)\n", v.Target, v.Rule)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)

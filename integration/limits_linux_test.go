@@ -1,0 +1,261 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
+)
+
+// Each test runs one bounded probe that runs into a limit: under the limit
+// it fails with the kernel's own error and the command learns which limit
+// it hit; the control runs the same probe with that limit off (NoLimit)
+// and it succeeds, which proves the limit, not the probe, stopped it.
+
+// limitRun is how a probe ended and what the sandbox said of it.
+type limitRun struct {
+	result
+	status syscall.WaitStatus
+	hits   []corral.Violation
+	logs   []string
+}
+
+func (r limitRun) hit(target string) bool {
+	for _, v := range r.hits {
+		if v.Kind == corral.ViolationLimit && v.Target == target {
+			return true
+		}
+	}
+	return false
+}
+
+// runLimited runs script with sh -c on rung under lim.
+func runLimited(t *testing.T, rung corral.Rung, lim corral.Limits, script string) limitRun {
+	t.Helper()
+	w := newWorld(t)
+	// Only the workspace: on the landlock rung a directory holding a
+	// read-only or hidden path takes no new entries.
+	cfg := corral.Config{Workspace: w.ws, Limits: lim}
+	sb, logs := rungSandbox(t, rung, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := sb.Command(ctx, "sh", "-c", script)
+	c.Env = w.env()
+	r := limitRun{result: collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })}
+	r.status = c.ProcessState.Sys().(syscall.WaitStatus)
+	r.hits, r.logs = c.LimitsHit(), *logs
+	return r
+}
+
+func TestLimitsTmpSize(t *testing.T) {
+	// 2 GiB into a 64 MiB /tmp: ENOSPC once 64 MiB are written, at once.
+	const write = `head -c 2G /dev/zero > %s/big; echo "rc=$?"; `
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		t.Run(strings.TrimPrefix(dir, "/"), func(t *testing.T) {
+			capped := runLimited(t, corral.RungFull, corral.Limits{TmpSize: 64 << 20},
+				strings.ReplaceAll(write, "%s", dir)+`du -k `+dir+`/big`)
+			assert.Contains(t, capped.stderr, "No space left on device", capped)
+			assert.Contains(t, capped.stdout, "rc=1", capped)
+			assert.True(t, capped.hit("tmp-size"), "hits: %v", capped.hits)
+			assert.Regexp(t, `^rc=1\n6[0-9]{4}\s`, capped.stdout, "64 MiB were written")
+
+			// The control writes twice the cap into an unsized tmpfs.
+			free := runLimited(t, corral.RungFull, corral.Limits{TmpSize: corral.NoLimit},
+				`head -c 128M /dev/zero > `+dir+`/big; echo "rc=$?"`)
+			assert.Equal(t, "rc=0\n", free.stdout, free)
+			assert.Empty(t, free.hits)
+		})
+	}
+}
+
+func TestLimitsTmpSizeDefault(t *testing.T) {
+	r := runLimited(t, corral.RungFull, corral.Limits{}, `df -k /tmp /dev/shm | tail -n 2`)
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		assert.Equal(t, "1048576", strings.Fields(line)[1], "1 GiB by default: %s", r.stdout)
+	}
+}
+
+func TestLimitsPids(t *testing.T) {
+	if os.Geteuid() == 0 {
+		hosttest.Skip(t, "the kernel exempts root from RLIMIT_NPROC and this host has no cgroup v2 pids controller; TestLimitsPidsLadder covers root")
+	}
+	// A bounded fork bomb: 200 sleepers, at most, each kept until the
+	// command ends (its PID namespace ends them).
+	const bomb = `i=0; while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done; echo "spawned $i"`
+	capped := runLimited(t, corral.RungFull, corral.Limits{Pids: 50}, bomb)
+	assert.NotContains(t, capped.stdout, "spawned", capped)
+	assert.Contains(t, strings.ToLower(capped.stderr), "fork", capped)
+	assert.True(t, capped.hit("pids"), "hits: %v", capped.hits)
+
+	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit}, bomb)
+	assert.Equal(t, "spawned 200\n", free.stdout, free)
+	assert.Empty(t, free.hits)
+}
+
+func TestLimitsPidsLadder(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	cfg.Limits.CPUs = 1.5 // no host without cgroup v2 enforces it
+	r, err := corral.Doctor(cfg)
+	require.NoError(t, err)
+	var cpus corral.LimitStatus
+	for _, l := range r.Limits {
+		if l.Name == corral.LimitCPUs {
+			cpus = l
+		}
+	}
+	if cpus.Available {
+		t.Skip("this host enforces --cpus (cgroup v2): nothing to refuse")
+	}
+	_, err = corral.New(cfg)
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, corral.LayerLimits, se.Layer)
+	assert.Contains(t, err.Error(), "--cpus 1.5 cannot be enforced: "+cpus.Reason)
+
+	var logs []string
+	cfg.Fallback = corral.FallbackWarn
+	cfg.Logf = func(format string, args ...any) { logs = append(logs, strings.TrimSpace(format)) }
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	sb.Close()
+	assert.Len(t, logs, 1, "one warning")
+
+	// A default the host cannot enforce is no reason to refuse.
+	cfg = w.config()
+	_, err = corral.New(cfg)
+	require.NoError(t, err)
+	if os.Geteuid() == 0 {
+		cfg.Limits.Pids = 64
+		_, err = corral.New(cfg)
+		require.ErrorAs(t, err, &se)
+		assert.Contains(t, err.Error(), "--pids 64 cannot be enforced: the kernel exempts root from RLIMIT_NPROC")
+	}
+}
+
+// The rlimits hold on both rungs.
+func TestLimitsRlimits(t *testing.T) {
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			t.Run("file-size", func(t *testing.T) { testFileSize(t, rung) })
+			t.Run("memory", func(t *testing.T) { testMemory(t, rung) })
+			t.Run("open-files", func(t *testing.T) { testOpenFiles(t, rung) })
+			t.Run("cpu-time", func(t *testing.T) { testCPUTime(t, rung) })
+			t.Run("no raising", func(t *testing.T) { testNoRaising(t, rung) })
+		})
+	}
+}
+
+func testFileSize(t *testing.T, rung corral.Rung) {
+	const write = `head -c 4M /dev/zero > "$WS/f"`
+	capped := runLimited(t, rung, corral.Limits{FileSize: 1 << 20}, write)
+	// sh reports head's death as 128+SIGXFSZ.
+	assert.Equal(t, 128+int(syscall.SIGXFSZ), capped.code, capped)
+	assert.Contains(t, capped.stderr, "File size limit exceeded")
+	assert.True(t, capped.hit("file-size"), "hits: %v", capped.hits)
+	free := runLimited(t, rung, corral.Limits{FileSize: corral.NoLimit}, write+` && echo ok`)
+	assert.Equal(t, "ok\n", free.stdout, free)
+	assert.Empty(t, free.hits)
+}
+
+func testMemory(t *testing.T, rung corral.Rung) {
+	// tail holds the last 500 MiB of its input in memory; its status is
+	// the command's.
+	const hog = `head -c 600M /dev/zero | tail -c 500M >/dev/null && echo kept`
+	capped := runLimited(t, rung, corral.Limits{Memory: 320 << 20}, hog)
+	assert.Contains(t, capped.stderr, "memory exhausted", capped)
+	assert.NotContains(t, capped.stdout, "kept", capped)
+	assert.True(t, capped.hit("memory"), "hits: %v", capped.hits)
+	free := runLimited(t, rung, corral.Limits{Memory: corral.NoLimit}, hog)
+	assert.Equal(t, "kept\n", free.stdout, free)
+	assert.Empty(t, free.hits)
+}
+
+// A memory limit below what the init itself has mapped fails the start,
+// naming the limit, rather than the init at a random moment later.
+func TestLimitsMemoryTooLow(t *testing.T) {
+	w := newWorld(t)
+	sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws, Limits: corral.Limits{Memory: 8 << 20}})
+	err := sb.Command(context.Background(), "true").Run()
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, corral.LayerLimits, se.Layer)
+	assert.Contains(t, err.Error(), "--memory 8M is too low for the sandbox's init")
+}
+
+func testOpenFiles(t *testing.T, rung corral.Rung) {
+	// bash opens descriptors 3 to 100 and keeps them.
+	const open = `exec bash -c 'for i in $(seq 3 100); do eval "exec $i</dev/null" || exit 3; done; echo opened'`
+	capped := runLimited(t, rung, corral.Limits{OpenFiles: 32}, open)
+	assert.Equal(t, 3, capped.code, capped)
+	assert.NotContains(t, capped.stdout, "opened", capped)
+	free := runLimited(t, rung, corral.Limits{OpenFiles: corral.NoLimit}, open)
+	assert.Equal(t, "opened\n", free.stdout, free)
+}
+
+func testCPUTime(t *testing.T, rung corral.Rung) {
+	// Busy until the shell itself has used 2 s of CPU (field 14 of its
+	// stat is its user time in ticks), however loaded the machine.
+	const busy = `while [ "$(cut -d' ' -f14 /proc/$$/stat)" -lt 200 ]; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done; echo survived`
+	capped := runLimited(t, rung, corral.Limits{CPUTime: time.Second}, busy)
+	assert.True(t, capped.status.Signaled() && capped.status.Signal() == syscall.SIGXCPU, capped)
+	assert.True(t, capped.hit("cpu-time"), "hits: %v", capped.hits)
+	free := runLimited(t, rung, corral.Limits{CPUTime: corral.NoLimit}, busy)
+	assert.Equal(t, "survived\n", free.stdout, free)
+	assert.Empty(t, free.hits)
+}
+
+// The command may lower its limits and raise the soft one back, never the
+// hard one: it has no CAP_SYS_RESOURCE where the kernel asks for it, in
+// the host's user namespace.
+func testNoRaising(t *testing.T, rung corral.Rung) {
+	const raise = `ulimit -S -n 16 && ulimit -S -n 32 && echo soft-raised; ulimit -H -n 200 && echo hard-raised`
+	capped := runLimited(t, rung, corral.Limits{OpenFiles: 32}, raise)
+	assert.Equal(t, "soft-raised\n", capped.stdout, capped)
+	assert.Contains(t, capped.stderr, "not permitted", capped)
+	// Without the limit the hard limit is the caller's, above 200: the
+	// same probe sets it.
+	free := runLimited(t, rung, corral.Limits{OpenFiles: corral.NoLimit}, raise)
+	assert.Equal(t, "soft-raised\nhard-raised\n", free.stdout, free)
+}
+
+// On the landlock rung there is no private /tmp to size: asking for one
+// follows the ladder (rungSandbox runs with FallbackWarn: one warning).
+func TestLimitsTmpSizeLandlock(t *testing.T) {
+	r := runLimited(t, corral.RungLandlock, corral.Limits{TmpSize: 64 << 20}, `echo ran`)
+	assert.Equal(t, "ran\n", r.stdout, r)
+	found := false
+	for _, l := range r.logs {
+		found = found || strings.Contains(l, "--tmp-size 64M (rung landlock has no private /tmp")
+	}
+	assert.True(t, found, "logs: %q", r.logs)
+}
+
+// With a writable cgroup v2 subtree the pids limit holds for the whole
+// sandbox, root included, and CPUs can be capped. This host may have none
+// (cgroup v1, or cgroup2 without the controllers): the test then skips
+// with the doctor's reason, and the cgroup files are tested against a
+// directory laid out like cgroupfs (package limits, nsjail).
+func TestLimitsCgroupEnforced(t *testing.T) {
+	r, err := corral.Doctor(corral.Config{Limits: corral.Limits{CPUs: 1}})
+	require.NoError(t, err)
+	for _, l := range r.Limits {
+		if l.Name == corral.LimitCPUs && !l.Available {
+			t.Skip("no cgroup v2 subtree to enforce limits in: " + l.Reason)
+		}
+	}
+	const bomb = `i=0; while [ $i -lt 200 ]; do sleep 60 & i=$((i+1)); done; echo "spawned $i"`
+	capped := runLimited(t, corral.RungFull, corral.Limits{Pids: 50, CPUs: 0.5}, bomb)
+	assert.NotContains(t, capped.stdout, "spawned", capped)
+	assert.True(t, capped.hit("pids"), "hits: %v", capped.hits)
+	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit, CPUs: 0.5}, bomb)
+	assert.Equal(t, "spawned 200\n", free.stdout, free)
+}

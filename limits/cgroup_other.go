@@ -1,0 +1,5 @@
+//go:build !linux
+
+package limits
+
+func writable(string) bool { return false }
