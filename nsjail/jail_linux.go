@@ -46,6 +46,10 @@ type Options struct {
 	// TMPDIR.
 	Bare     bool
 	TempBase string
+	// Helper, when set, is the binary the spawner and the inits run
+	// instead of the caller's own (see OpenHelper). Direct is then ignored:
+	// inits are started through the helper's spawner, on every rung.
+	Helper *Helper
 }
 
 // Landlock says which of Landlock's features the sandbox uses. The rules
@@ -90,6 +94,12 @@ func New(o Options) (*Jail, error) {
 		NoGuard: testhook.Disabled(testhook.Guard),
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
 	switch {
+	case o.Helper != nil:
+		if err := checkHelper(o.Helper); err != nil {
+			return nil, err
+		}
+		j.cloner = spawnerCloner{helper: o.Helper, bare: o.Bare}
+		o.Direct = false
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
 	case o.Direct:
@@ -217,6 +227,10 @@ func (j *Jail) build() (*Process, error) {
 	conn, pid, err := j.cloner.clone(j.netNone)
 	if err != nil {
 		removeTmp(s.TmpDir)
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err // a helper that cannot serve says so itself
+		}
 		return nil, &Error{Layer: LayerNamespaces, Err: err}
 	}
 	exit := takeInitExit(pid)

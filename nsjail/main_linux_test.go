@@ -2,6 +2,7 @@ package nsjail
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/corralhq/corral/internal/childcover"
@@ -9,6 +10,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Copies of this binary stand in for helpers of another kind (see
+	// helperCopy).
+	switch {
+	case strings.HasSuffix(os.Args[0], otherProtocolSuffix):
+		protocolOverride = "corral-init/0 other"
+	case strings.HasSuffix(os.Args[0], silentSuffix):
+		select {} // neither answers nor exits
+	}
 	if childcover.Init(func() bool { Register(); return reexec.Dispatch() }) {
 		return
 	}

@@ -272,7 +272,7 @@ func TestSpawnerDeathHeals(t *testing.T) {
 	}
 	for _, waitForNotice := range []bool{true, false} {
 		sharedMu.Lock()
-		sp := shared
+		sp := shared[nil]
 		sharedMu.Unlock()
 		require.NoError(t, unix.Kill(sp.pid, unix.SIGKILL))
 		if waitForNotice {
