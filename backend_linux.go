@@ -79,6 +79,13 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		}
 		o.Seccomp = bpf
 	}
+	if s.Helper != "" {
+		h, err := nsjail.OpenHelper(s.Helper)
+		if err != nil {
+			return o, translate("", err)
+		}
+		o.Helper = h
+	}
 	if bare {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
 		if err != nil {

@@ -122,6 +122,21 @@ type Config struct {
 	// value keeps none. With DirectSpawn only the first is built ahead, from
 	// New on, so that it starts up while the caller prepares the command.
 	Ahead int
+	// Helper is the absolute path of a binary to run the sandboxes' init
+	// from instead of the caller's own: any corral CLI binary of the same
+	// version, or another program whose main calls Init first. A caller
+	// whose package initialisation is heavy (large SDKs, protobuf
+	// registries) pays that initialisation for every sandbox and holds its
+	// memory in every sandbox built ahead; a helper pays neither (see the
+	// README for numbers). Empty means the environment variable
+	// CORRAL_HELPER, and without it the caller's own binary. The file is
+	// opened once, by New, and that open file is what runs: a file renamed
+	// over the path later is not used. It may not lie inside the workspace
+	// or a writable path, where a command could change it. A helper built
+	// from another version of corral is a SetupError of LayerInit, found by
+	// New. Linux only (ignored on macOS); not with DirectSpawn, which clones
+	// from the caller itself (CORRAL_HELPER is then ignored).
+	Helper string
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
 	Logf func(format string, args ...any)
@@ -149,7 +164,8 @@ type spec struct {
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
-	Ahead         int // resolved: 0 keeps none
+	Ahead         int    // resolved: 0 keeps none
+	Helper        string // canonical, or empty for the caller's own binary
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
 	Changeset *changeset.Changeset
 	// Overlaid are the canonical ChangesetPaths: writable paths besides
@@ -187,6 +203,9 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolvePaths(c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveHelper(c); err != nil {
 		return nil, err
 	}
 	if err := checkEnv(c.Env); err != nil {

@@ -85,6 +85,11 @@ func pinHelper(path string) (*Helper, error) {
 	if err := unix.Faccessat(unix.AT_FDCWD, fdPath(fd), unix.X_OK, unix.AT_EACCESS); err != nil || st.Mode&0o111 == 0 {
 		return nil, helperError(path, errors.New("not executable"))
 	}
+	// A second name for the file could lie where a command writes: with
+	// write access to it, its only name must be the one checked.
+	if st.Nlink > 1 && unix.Faccessat(unix.AT_FDCWD, fdPath(fd), unix.W_OK, unix.AT_EACCESS) == nil {
+		return nil, helperError(path, fmt.Errorf("has %d hard links and is writable by this process: one of them could be changed from a sandbox", st.Nlink))
+	}
 	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, helperMinFd)
 	if err != nil {
 		return nil, helperError(path, os.NewSyscallError("dup", err))

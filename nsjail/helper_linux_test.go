@@ -113,7 +113,11 @@ func TestOpenHelperRefuses(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+	linked := filepath.Join(dir, "linked")
+	require.NoError(t, os.WriteFile(linked, []byte("x"), 0o755))
+	require.NoError(t, os.Link(linked, filepath.Join(dir, "second-name")))
 	tests := []struct{ path, want string }{
+		{linked, "2 hard links"},
 		{"corral", "not an absolute path"},
 		{"./bin/corral", "not an absolute path"},
 		{filepath.Join(dir, "missing"), "no such file"},
