@@ -66,6 +66,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Overlays:  in.Overlays,
 		Bare:      bare,
 	}
+	o.IdleTimeout = s.IdleTimeout
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
 	if plan.landlock {
 		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet}

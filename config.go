@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/guard"
@@ -122,6 +123,12 @@ type Config struct {
 	// value keeps none. With DirectSpawn only the first is built ahead, from
 	// New on, so that it starts up while the caller prepares the command.
 	Ahead int
+	// IdleTimeout reaps the sandboxes built ahead (see Ahead) once no
+	// command has taken one for that long, so that a Sandbox left unused
+	// holds no idle processes; the next command pays one ordinary spawn and
+	// the sandboxes ahead are built again behind it. Zero means the
+	// default, 30 seconds; a negative value never reaps them.
+	IdleTimeout time.Duration
 	// Helper is the absolute path of a binary to run the sandboxes' init
 	// from instead of the caller's own: any corral CLI binary of the same
 	// version, or another program whose main calls Init first. A caller
@@ -164,8 +171,9 @@ type spec struct {
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
-	Ahead         int    // resolved: 0 keeps none
-	Helper        string // canonical, or empty for the caller's own binary
+	Ahead         int           // resolved: 0 keeps none
+	IdleTimeout   time.Duration // resolved: 0 never reaps
+	Helper        string        // canonical, or empty for the caller's own binary
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
 	Changeset *changeset.Changeset
 	// Overlaid are the canonical ChangesetPaths: writable paths besides
@@ -185,6 +193,20 @@ type spec struct {
 // defaultAhead is how many sandboxes are kept built ahead by default.
 const defaultAhead = 2
 
+// defaultIdleTimeout is how long sandboxes built ahead wait unused before
+// they are reaped, by default.
+const defaultIdleTimeout = 30 * time.Second
+
+func idleTimeoutOf(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return defaultIdleTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 func aheadOf(n int) int {
 	switch {
 	case n == 0:
@@ -198,7 +220,7 @@ func aheadOf(n int) int {
 // resolve validates c and canonicalizes its paths. It touches the filesystem
 // (to resolve symlinks) but nothing else.
 func (c Config) resolve() (*spec, error) {
-	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
+	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), IdleTimeout: idleTimeoutOf(c.IdleTimeout), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +36,10 @@ type Options struct {
 	// Ahead is how many sandboxes to keep built ahead of time, waiting for
 	// a command (ignored with overlays, which keep none).
 	Ahead int
+	// IdleTimeout reaps the sandboxes built ahead when no command took one
+	// for that long; they are built again on the next command. Zero keeps
+	// them for good.
+	IdleTimeout time.Duration
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
 	// Seccomp is a filter compiled by the seccomp package, loaded on every
@@ -122,6 +127,7 @@ func New(o Options) (*Jail, error) {
 		ahead = 0
 	}
 	j.pool = newPool(ahead, j.build)
+	j.pool.reapAfter(o.IdleTimeout)
 	return j, nil
 }
 

@@ -481,3 +481,19 @@ func TestProcessWaitInitDiedOtherwise(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, unix.SIGKILL, ex.Status.Signal())
 }
+
+func TestJailReapsIdleSandboxesAndBuildsAgain(t *testing.T) {
+	j := newJail(t, Options{Ahead: 2})
+	require.NoError(t, j.Ready(context.Background()))
+	idle := parked(j)
+	require.Len(t, idle, 2)
+	j.pool.reap() // what the idle timer does
+	for _, p := range idle {
+		assert.Equal(t, stateReleased, p.state)
+	}
+	assert.Empty(t, parked(j))
+	_, out := run(t, j, "/bin/echo", "after")
+	assert.Equal(t, "after\n", out, "the first command after reaping gets a fresh sandbox")
+	require.NoError(t, j.Ready(context.Background()))
+	assert.Len(t, parked(j), 2)
+}
