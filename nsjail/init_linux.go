@@ -117,6 +117,9 @@ func initMain([]string) int {
 // build makes the sandbox's world: the mount tree and the network, or for a
 // bare sandbox its temp dir.
 func build(s *setup) *failure {
+	if f := resolveSeccomp(s); f != nil {
+		return f
+	}
 	if s.Bare {
 		return prepareBare()
 	}

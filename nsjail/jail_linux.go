@@ -98,6 +98,7 @@ func New(o Options) (*Jail, error) {
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
 		NoGuard: testhook.Disabled(testhook.Guard),
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
+	nameSeccomp(&j.setup)
 	switch {
 	case o.Helper != nil:
 		if err := checkHelper(o.Helper); err != nil {
