@@ -68,7 +68,7 @@ func TestHelperRunsTheInits(t *testing.T) {
 }
 
 func TestHelperOfAnotherKindIsASetupError(t *testing.T) {
-	cfg := corral.Config{Workspace: t.TempDir(), Helper: "/bin/true"}
+	cfg := corral.Config{Workspace: t.TempDir(), Helper: "/usr/bin/env"}
 	sandboxtest.Require(t, cfg)
 	_, err := corral.New(cfg)
 	var se *corral.SetupError

@@ -90,7 +90,7 @@ func TestHelperThatCannotServe(t *testing.T) {
 		want       string
 	}{
 		{"another version", helperCopy(t, "corral"+otherProtocolSuffix), "speaks protocol"},
-		{"not corral, exits", "/bin/true", "not a corral binary"},
+		{"not corral, exits", "/usr/bin/env", "not a corral binary"},
 		{"not corral, silent", helperCopy(t, "corral"+silentSuffix), "no answer"},
 	}
 	for _, tt := range tests {
