@@ -174,7 +174,8 @@ printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' \
 printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' "parallel 8, spawns/s" \
   "$(json_field "$dir/par8.json" per_sec)" "$(json_field "$dir/par8.json" bwrap_per_sec)" "$par_ratio"
 printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
-printf '  %-28s %9s KiB, mean of %s\n' "idle RSS per ready init" "$idle" "$(json_field "$dir/heap0.json" idle_inits)"
+printf '  %-28s %9s KiB, %s KiB private, mean of %s\n' "idle RSS per ready init" "$idle" \
+  "$(json_field "$dir/heap0.json" idle_private_kb)" "$(json_field "$dir/heap0.json" idle_inits)"
 
 slope=""
 if [ "$(id -u)" = 0 ]; then
@@ -212,10 +213,11 @@ hh_idle=$(json_field "$dir/heavy-helper.json" idle_rss_kb)
 echo "heavy caller (64 MiB, 30 ms CPU of package init; corral bench's phases), p50 µs"
 for kind in self helper; do
   f=$dir/heavy-$kind.json
-  printf '  %-28s %9s  bwrap %6s  %sx bwrap  %s spawns/s (bwrap %s)  idle RSS %s KiB\n' \
+  printf '  %-28s %9s  bwrap %6s  %sx bwrap  %s spawns/s (bwrap %s)  idle RSS %s KiB, %s private\n' \
     "inits from $( [ $kind = self ] && echo "its own binary" || echo "the corral binary")" \
     "$(json_field "$f" p50_us)" "$(json_field "$f" bwrap_p50_us)" "$(calc "$(json_field "$f" ratio_p50)")" \
-    "$(json_field "$f" per_sec)" "$(json_field "$f" bwrap_per_sec)" "$(json_field "$f" idle_rss_kb)"
+    "$(json_field "$f" per_sec)" "$(json_field "$f" bwrap_per_sec)" "$(json_field "$f" idle_rss_kb)" \
+    "$(json_field "$f" idle_private_kb)"
 done
 
 echo

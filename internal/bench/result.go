@@ -28,7 +28,10 @@ type Result struct {
 	// sandboxes built ahead and waiting for a command; 0 where none are
 	// kept (DirectSpawn, macOS).
 	IdleRSSKB int64 `json:"idle_rss_kb"`
-	IdleInits int   `json:"idle_inits"`
+	// IdlePrivateKB is the part of it no other init of the same binary
+	// shares (the binary's pages are shared): what each adds.
+	IdlePrivateKB int64 `json:"idle_private_kb"`
+	IdleInits     int   `json:"idle_inits"`
 
 	// Bwrap is set with Options.VsBwrap.
 	*Bwrap
@@ -68,7 +71,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, row, "corral/bwrap", ftoa(b.RatioP50, 2)+"x", "", "", ftoa(b.RatioPerSec, 2)+"x")
 	}
 	fmt.Fprintf(w, "%-14s%9d KiB\n", "init peak RSS", r.InitRSSKB)
-	_, err := fmt.Fprintf(w, "%-14s%9d KiB (mean of %d ready inits)\n", "idle RSS", r.IdleRSSKB, r.IdleInits)
+	_, err := fmt.Fprintf(w, "%-14s%9d KiB, %d KiB private (mean of %d ready inits)\n", "idle RSS", r.IdleRSSKB, r.IdlePrivateKB, r.IdleInits)
 	return err
 }
 

@@ -113,7 +113,7 @@ func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, 
 	if r.InitRSSKB, err = initPeakRSS(ctx, sb.sb); err != nil {
 		return nil, err
 	}
-	r.IdleRSSKB, r.IdleInits, err = idleInitRSS(ctx, sb.sb)
+	r.IdleRSSKB, r.IdlePrivateKB, r.IdleInits, err = idleInitRSS(ctx, sb.sb)
 	return r, err
 }
 
