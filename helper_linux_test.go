@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,19 @@ func TestHelperOfAnotherKindIsASetupError(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, corral.LayerInit, se.Layer)
 	assert.Contains(t, err.Error(), "not a corral binary")
+}
+
+// A Sandbox left unused past its idle timeout keeps no inits; its next
+// command still runs, in a sandbox built for it.
+func TestIdleSandboxRunsAfterReaping(t *testing.T) {
+	cfg := corral.Config{Workspace: t.TempDir(), IdleTimeout: time.Nanosecond}
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	for range 3 {
+		out, err := sb.Command(context.Background(), "/bin/echo", "ok").Output()
+		require.NoError(t, err)
+		assert.Equal(t, "ok\n", string(out))
+	}
 }
