@@ -127,7 +127,8 @@ type Config struct {
 	// command has taken one for that long, so that a Sandbox left unused
 	// holds no idle processes; the next command pays one ordinary spawn and
 	// the sandboxes ahead are built again behind it. Zero means the
-	// default, 30 seconds; a negative value never reaps them.
+	// default, 30 seconds; a negative value never reaps them. (The one
+	// sandbox DirectSpawn builds ahead is kept until taken or Close.)
 	IdleTimeout time.Duration
 	// Helper is the absolute path of a binary to run the sandboxes' init
 	// from instead of the caller's own: any corral CLI binary of the same
