@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corralhq/corral/internal/childcover"
 	"github.com/corralhq/corral/reexec"
@@ -16,7 +17,9 @@ func TestMain(m *testing.M) {
 	case strings.HasSuffix(os.Args[0], otherProtocolSuffix):
 		protocolOverride = "corral-init/0 other"
 	case strings.HasSuffix(os.Args[0], silentSuffix):
-		select {} // neither answers nor exits
+		for { // neither answers nor exits (a bare select{} would die as a deadlock)
+			time.Sleep(time.Hour)
+		}
 	}
 	if childcover.Init(func() bool { Register(); return reexec.Dispatch() }) {
 		return
