@@ -60,7 +60,7 @@ func (p *pool) used() {
 // idle timeout, else checks again when it could be.
 func (p *pool) idleCheck() {
 	p.mu.Lock()
-	if p.closed || p.reaped {
+	if p.closed || p.reaped || p.idle <= 0 {
 		p.timer = nil
 		p.mu.Unlock()
 		return
