@@ -66,8 +66,9 @@ cover:
 	rm -rf $(COVERDIR)/work
 
 bench: build
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/heavy-caller ./internal/bench/heavycaller
 	@scripts/deps.sh test bench
-	@scripts/bench.sh
+	@scripts/bench.sh $(CORRAL) $(BIN)/heavy-caller
 	@scripts/bench-git.sh
 	@scripts/bench-egress.sh
 	@scripts/bench-srt.sh

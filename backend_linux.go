@@ -107,6 +107,7 @@ func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error)
 		Bare:      bare,
 		Limits:    s.Limits.set, // newBackend leaves out those the host cannot enforce
 	}
+	o.IdleTimeout = s.IdleTimeout
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
 	// Without a namespace, NetworkAllow's commands may connect only to the
 	// proxy's ports, over TCP only.
@@ -125,6 +126,13 @@ func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error)
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
 		}
 		o.Seccomp = bpf
+	}
+	if s.Helper != "" {
+		h, err := nsjail.OpenHelper(s.Helper)
+		if err != nil {
+			return o, translate("", err)
+		}
+		o.Helper = h
 	}
 	if bare {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())

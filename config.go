@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/guard"
@@ -144,6 +145,28 @@ type Config struct {
 	// size of /tmp and of files, open files. Zero fields take the defaults
 	// of [DefaultLimits]; [NoLimit] asks for none.
 	Limits Limits
+	// IdleTimeout reaps the sandboxes built ahead (see Ahead) once no
+	// command has taken one for that long, so that a Sandbox left unused
+	// holds no idle processes; the next command pays one ordinary spawn and
+	// the sandboxes ahead are built again behind it. Zero means the
+	// default, 30 seconds; a negative value never reaps them. (The one
+	// sandbox DirectSpawn builds ahead is kept until taken or Close.)
+	IdleTimeout time.Duration
+	// Helper is the absolute path of a binary to run the sandboxes' init
+	// from instead of the caller's own: any corral CLI binary of the same
+	// version, or another program whose main calls Init first. A caller
+	// whose package initialisation is heavy (large SDKs, protobuf
+	// registries) pays that initialisation for every sandbox and holds its
+	// memory in every sandbox built ahead; a helper pays neither (see the
+	// README for numbers). Empty means the environment variable
+	// CORRAL_HELPER, and without it the caller's own binary. The file is
+	// opened once, by New, and that open file is what runs: a file renamed
+	// over the path later is not used. It may not lie inside the workspace
+	// or a writable path, where a command could change it. A helper built
+	// from another version of corral is a SetupError of LayerInit, found by
+	// New. Linux only (ignored on macOS); not with DirectSpawn, which clones
+	// from the caller itself (CORRAL_HELPER is then ignored).
+	Helper string
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
 	Logf func(format string, args ...any)
@@ -173,7 +196,9 @@ type spec struct {
 	Env           []string
 	AllowPlanting []string
 	DirectSpawn   bool
-	Ahead         int // resolved: 0 keeps none
+	Ahead         int           // resolved: 0 keeps none
+	IdleTimeout   time.Duration // resolved: 0 never reaps
+	Helper        string        // canonical, or empty for the caller's own binary
 	// Changeset is the open changeset the workspace is overlaid with, or nil.
 	Changeset *changeset.Changeset
 	// Overlaid are the canonical ChangesetPaths: writable paths besides
@@ -197,6 +222,20 @@ type spec struct {
 // defaultAhead is how many sandboxes are kept built ahead by default.
 const defaultAhead = 2
 
+// defaultIdleTimeout is how long sandboxes built ahead wait unused before
+// they are reaped, by default.
+const defaultIdleTimeout = 30 * time.Second
+
+func idleTimeoutOf(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return defaultIdleTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
 func aheadOf(n int) int {
 	switch {
 	case n == 0:
@@ -210,7 +249,7 @@ func aheadOf(n int) int {
 // resolve validates c and canonicalizes its paths. It touches the filesystem
 // (to resolve symlinks) but nothing else.
 func (c Config) resolve() (*spec, error) {
-	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
+	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), IdleTimeout: idleTimeoutOf(c.IdleTimeout), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
 	}
@@ -222,6 +261,9 @@ func (c Config) resolve() (*spec, error) {
 	}
 	var err error
 	if s.Limits, err = c.Limits.resolve(); err != nil {
+		return nil, err
+	}
+	if err := s.resolveHelper(c); err != nil {
 		return nil, err
 	}
 	if err := checkEnv(c.Env); err != nil {

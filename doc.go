@@ -39,6 +39,11 @@
 //		os.Exit(m.Run())
 //	}
 //
+// A program whose own start-up is heavy (large SDKs, protobuf registries)
+// can have its sandboxes' init run from a corral CLI binary of the same
+// version instead of itself: [Config.Helper], or the environment variable
+// CORRAL_HELPER.
+//
 // Building needs no C library: the seccomp filters come generated ahead
 // and embedded, so a build with or without cgo works on any Linux machine
 // with Go alone.

@@ -156,6 +156,9 @@ func runInit() int {
 // build makes the sandbox's world: the mount tree and the network, or for a
 // bare sandbox its temp dir.
 func build(s *setup) *failure {
+	if f := resolveSeccomp(s); f != nil {
+		return f
+	}
 	if s.Bare {
 		return prepareBare()
 	}

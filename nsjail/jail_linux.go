@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -43,6 +44,10 @@ type Options struct {
 	// Ahead is how many sandboxes to keep built ahead of time, waiting for
 	// a command (ignored with overlays, which keep none).
 	Ahead int
+	// IdleTimeout reaps the sandboxes built ahead when no command took one
+	// for that long; they are built again on the next command. Zero keeps
+	// them for good.
+	IdleTimeout time.Duration
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
 	// Seccomp is a filter compiled by the seccomp package, loaded on every
@@ -64,6 +69,10 @@ type Options struct {
 	// with the Limits a cgroup enforces, its init moved in before it
 	// builds anything.
 	Cgroup *limits.Hierarchy
+	// Helper, when set, is the binary the spawner and the inits run
+	// instead of the caller's own (see OpenHelper). Direct is then ignored:
+	// inits are started through the helper's spawner, on every rung.
+	Helper *Helper
 }
 
 // Landlock says which of Landlock's features the sandbox uses. The rules
@@ -114,7 +123,14 @@ func New(o Options) (*Jail, error) {
 		NoGuard: testhook.Disabled(testhook.Guard),
 		Limits:  o.Limits, PidsRlimit: o.PidsRlimit,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
+	nameSeccomp(&j.setup)
 	switch {
+	case o.Helper != nil:
+		if err := checkHelper(o.Helper); err != nil {
+			return nil, err
+		}
+		j.cloner = spawnerCloner{helper: o.Helper, bare: o.Bare}
+		o.Direct = false
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
 	case o.Direct:
@@ -137,6 +153,7 @@ func New(o Options) (*Jail, error) {
 		ahead = 0
 	}
 	j.pool = newPool(ahead, j.build)
+	j.pool.reapAfter(o.IdleTimeout)
 	return j, nil
 }
 
@@ -249,6 +266,10 @@ func (j *Jail) build() (*Process, error) {
 	conn, pid, err := j.cloner.clone(j.netNS)
 	if err != nil {
 		removeTmp(s.TmpDir)
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err // a helper that cannot serve says so itself
+		}
 		return nil, &Error{Layer: LayerNamespaces, Err: err}
 	}
 	exit := takeInitExit(pid)

@@ -272,7 +272,7 @@ func TestPoolRefillWhenFull(t *testing.T) {
 // over to a fresh spawner: the caller gets its sandbox.
 func TestSpawnerDiesMidRequest(t *testing.T) {
 	requireClone(t)
-	sp := sharedSpawner()
+	sp := sharedSpawner(nil)
 	require.NoError(t, sp.err)
 	spfd := handle(t, sp.pid)
 	// Whatever happens, the stopped spawner does not stay to hang the
@@ -310,7 +310,7 @@ func TestSpawnerDiesMidRequest(t *testing.T) {
 	defer r.c.Close()
 	assert.True(t, sp.failed())
 	sharedMu.Lock()
-	assert.NotSame(t, sp, shared, "a fresh spawner took its place")
+	assert.NotSame(t, sp, shared[nil], "a fresh spawner took its place")
 	sharedMu.Unlock()
 	fd := handle(t, r.pid)
 	r.c.Close()
@@ -327,7 +327,7 @@ func TestSpawnerBadAnswers(t *testing.T) {
 	clone := func() <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			c, _, err := s.clone(false)
+			c, _, err := s.clone(spawnReq{})
 			if c != nil {
 				c.Close()
 			}
@@ -383,7 +383,7 @@ func TestSpawnerSendFails(t *testing.T) {
 	ours, peer := connPair(t)
 	peer.Close()
 	s := &spawner{conn: ours, pending: map[uint64]chan spawnResult{}}
-	_, _, err := s.clone(false)
+	_, _, err := s.clone(spawnReq{})
 	assert.ErrorIs(t, err, errClosed)
 	assert.True(t, s.failed())
 }
@@ -395,7 +395,7 @@ func TestSpawnerExitsWhenItsCallerCloses(t *testing.T) {
 	sp := &spawner{pending: map[uint64]chan spawnResult{}}
 	require.NoError(t, sp.startProcess())
 	fd := handle(t, sp.pid)
-	c, pid, err := sp.clone(false)
+	c, pid, err := sp.clone(spawnReq{})
 	require.NoError(t, err)
 	exit := takeInitExit(pid)
 	defer forgetInitExit(pid, exit)
@@ -480,4 +480,20 @@ func TestProcessWaitInitDiedOtherwise(t *testing.T) {
 	ex, err = p.Wait()
 	require.NoError(t, err)
 	assert.Equal(t, unix.SIGKILL, ex.Status.Signal())
+}
+
+func TestJailReapsIdleSandboxesAndBuildsAgain(t *testing.T) {
+	j := newJail(t, Options{Ahead: 2})
+	require.NoError(t, j.Ready(context.Background()))
+	idle := parked(j)
+	require.Len(t, idle, 2)
+	j.pool.reap() // what the idle timer does
+	for _, p := range idle {
+		assert.Equal(t, stateReleased, p.state)
+	}
+	assert.Empty(t, parked(j))
+	_, out := run(t, j, "/bin/echo", "after")
+	assert.Equal(t, "after\n", out, "the first command after reaping gets a fresh sandbox")
+	require.NoError(t, j.Ready(context.Background()))
+	assert.Len(t, parked(j), 2)
 }

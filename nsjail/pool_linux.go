@@ -3,12 +3,17 @@ package nsjail
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // pool keeps up to size sandboxes built and waiting for a command, so that
 // starting one costs a message and a fork instead of a clone, a runtime
 // start-up and a mount tree. Taking one starts building its replacement in
 // the background.
+//
+// Sandboxes nobody took for an idle timeout are reaped, and the pool stays
+// empty until it is next used: a caller that went quiet holds no idle
+// processes, and its next command pays one ordinary build.
 type pool struct {
 	build func() (*Process, error)
 	ready chan *Process
@@ -17,6 +22,12 @@ type pool struct {
 	closed   bool
 	building int           // refills under way
 	settled  chan struct{} // closed and replaced whenever building drops to 0
+
+	idle    time.Duration // 0: never reaped
+	lastUse time.Time
+	timer   *time.Timer // pending idle check, or nil
+	reaped  bool        // emptied for idleness: refill on next use
+	onReap  func()      // for tests: called after each reaping
 }
 
 func newPool(size int, build func() (*Process, error)) *pool {
@@ -27,8 +38,75 @@ func newPool(size int, build func() (*Process, error)) *pool {
 	return p
 }
 
+// reapAfter makes p reap its ready sandboxes once none was taken for d
+// (never when d <= 0).
+func (p *pool) reapAfter(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = max(d, 0)
+	p.used()
+}
+
+// used records a use and makes sure an idle check is pending. Called with
+// mu held.
+func (p *pool) used() {
+	p.lastUse = time.Now()
+	if p.idle > 0 && p.timer == nil && !p.closed && cap(p.ready) > 0 {
+		p.timer = time.AfterFunc(p.idle, p.idleCheck)
+	}
+}
+
+// idleCheck reaps the ready sandboxes when the pool was not used for its
+// idle timeout, else checks again when it could be.
+func (p *pool) idleCheck() {
+	p.mu.Lock()
+	if p.closed || p.reaped || p.idle <= 0 {
+		p.timer = nil
+		p.mu.Unlock()
+		return
+	}
+	if left := p.idle - time.Since(p.lastUse); left > 0 {
+		p.timer.Reset(left)
+		p.mu.Unlock()
+		return
+	}
+	p.timer = nil
+	p.mu.Unlock()
+	p.reap()
+}
+
+// reap kills the ready sandboxes, and those still being built as they
+// finish, until the pool is next used.
+func (p *pool) reap() {
+	p.mu.Lock()
+	p.reaped = true
+	p.mu.Unlock()
+	p.drain()
+	if p.onReap != nil {
+		p.onReap()
+	}
+}
+
+// wake refills a reaped pool. It reports whether the pool was reaped.
+func (p *pool) wake() bool {
+	p.mu.Lock()
+	reaped := p.reaped && !p.closed
+	p.reaped = false
+	p.used()
+	p.mu.Unlock()
+	if reaped {
+		for range cap(p.ready) {
+			p.refill()
+		}
+	}
+	return reaped
+}
+
 // take returns a ready sandbox, or nil when none is ready.
 func (p *pool) take() *Process {
+	if p.wake() {
+		return nil
+	}
 	select {
 	case s := <-p.ready:
 		p.refill()
@@ -56,7 +134,7 @@ func (p *pool) refill() {
 		if err != nil {
 			return
 		}
-		if !p.closed {
+		if !p.closed && !p.reaped {
 			select {
 			case p.ready <- s:
 				return
@@ -71,6 +149,7 @@ func (p *pool) refill() {
 // wait blocks until no sandbox is being built: the pool is as full as it
 // will get.
 func (p *pool) wait(ctx context.Context) error {
+	p.wake()
 	for {
 		p.mu.Lock()
 		building, settled := p.building, p.settled
@@ -90,7 +169,16 @@ func (p *pool) wait(ctx context.Context) error {
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
 	p.mu.Unlock()
+	p.drain()
+}
+
+// drain kills every parked sandbox.
+func (p *pool) drain() {
 	for {
 		select {
 		case s := <-p.ready:

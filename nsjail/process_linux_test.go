@@ -272,7 +272,7 @@ func TestSpawnerDeathHeals(t *testing.T) {
 	}
 	for _, waitForNotice := range []bool{true, false} {
 		sharedMu.Lock()
-		sp := shared
+		sp := shared[nil]
 		sharedMu.Unlock()
 		require.NoError(t, unix.Kill(sp.pid, unix.SIGKILL))
 		if waitForNotice {
@@ -296,4 +296,68 @@ func TestCloseInheritedClosesOnlyInheritable(t *testing.T) {
 	assert.ErrorIs(t, err, unix.EBADF, "a descriptor without close-on-exec is closed")
 	_, err = kept.Stat()
 	assert.NoError(t, err, "close-on-exec descriptors stay")
+}
+
+func TestPoolReapsWhatSatIdleAndRefillsOnNextUse(t *testing.T) {
+	f := &fakeBuilds{t: t, built: make(chan *Process, 16)}
+	p := newPool(2, f.build)
+	defer p.close()
+	reaped := make(chan struct{}, 1)
+	p.onReap = func() { reaped <- struct{}{} }
+	require.NoError(t, p.wait(context.Background()))
+	first := []*Process{<-f.built, <-f.built}
+	p.reapAfter(time.Millisecond) // the timer fires: an event, not a sleep
+	<-reaped
+	for _, s := range first {
+		assert.Equal(t, stateReleased, s.state, "a sandbox that sat idle is killed")
+	}
+	assert.Empty(t, p.ready)
+	p.reapAfter(0) // no further reaping while the rest is checked
+	assert.Nil(t, p.take(), "the first use after reaping builds its own")
+	require.NoError(t, p.wait(context.Background()))
+	assert.Len(t, p.ready, 2, "and the pool is built again behind it")
+	assert.NotNil(t, p.take())
+}
+
+func TestPoolReapKillsARefillThatFinishesLater(t *testing.T) {
+	block := make(chan struct{})
+	f := &fakeBuilds{t: t, built: make(chan *Process, 4)}
+	p := newPool(1, func() (*Process, error) { <-block; return f.build() })
+	defer p.close()
+	p.reap()
+	close(block)
+	late := <-f.built
+	require.NoError(t, waitSettled(p))
+	assert.Equal(t, stateReleased, late.state)
+	assert.Empty(t, p.ready)
+}
+
+// waitSettled waits for the builds under way without waking a reaped pool.
+func waitSettled(p *pool) error {
+	for {
+		p.mu.Lock()
+		building, settled := p.building, p.settled
+		p.mu.Unlock()
+		if building == 0 {
+			return nil
+		}
+		<-settled
+	}
+}
+
+func TestPoolInUseIsNotReaped(t *testing.T) {
+	f := &fakeBuilds{t: t, built: make(chan *Process, 16)}
+	p := newPool(1, f.build)
+	defer p.close()
+	require.NoError(t, p.wait(context.Background()))
+	p.mu.Lock()
+	p.idle = time.Hour
+	p.lastUse = time.Now()
+	p.timer = time.AfterFunc(time.Hour, func() {})
+	p.mu.Unlock()
+	p.idleCheck() // early: the last use is recent
+	assert.Len(t, p.ready, 1)
+	p.mu.Lock()
+	assert.False(t, p.reaped)
+	p.mu.Unlock()
 }

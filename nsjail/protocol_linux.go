@@ -36,6 +36,10 @@ type setup struct {
 	Landlock *Landlock `json:",omitempty"`
 	// Seccomp is a compiled filter loaded on the command.
 	Seccomp []byte `json:",omitempty"`
+	// SeccompName, in place of Seccomp, names a filter generated ahead,
+	// which the init embeds too; SeccompSum is its digest.
+	SeccompName string `json:",omitempty"`
+	SeccompSum  string `json:",omitempty"`
 	// Bare starts the command without namespaces (the landlock rung), with
 	// TmpDir, made by the caller for this command, in place of a private
 	// /tmp.

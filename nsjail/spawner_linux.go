@@ -21,6 +21,9 @@ const spawnerName = "__sandbox-spawner"
 type spawnReq struct {
 	ID      uint64
 	NetNone bool
+	// Bare starts an init without namespaces (the landlock rung), for a
+	// caller whose inits run from a helper binary.
+	Bare bool `json:",omitempty"`
 }
 
 // spawnResp answers a spawnReq; the init's socket travels with it.
@@ -43,6 +46,9 @@ func spawnerMain([]string) int {
 	if err != nil {
 		os.Stderr.WriteString("corral: " + spawnerName + " is started by corral itself, not by hand\n")
 		return 1
+	}
+	if sayHello(conn) != nil {
+		return 0 // the caller is gone
 	}
 	var wmu sync.Mutex
 	// An init's status follows the answer that announced its pid: one that
@@ -67,7 +73,7 @@ func spawnerMain([]string) int {
 		}
 		go func() {
 			resp := spawnResp{ID: req.ID}
-			f, pid, err := cloneInit(req.NetNone)
+			f, pid, err := spawnerStart(req)
 			if err != nil {
 				resp.Err = err.Error()
 			}
@@ -90,23 +96,36 @@ func spawnerMain([]string) int {
 	}
 }
 
-// spawnerCloner clones inits through the process's shared spawner. A
-// spawner that died (killed, or out of memory) is replaced: the request
-// that found it dead is retried once on a fresh one, so no Jail is left
-// broken by it.
-type spawnerCloner struct{}
+// spawnerStart starts the init a request asks for.
+func spawnerStart(req spawnReq) (*os.File, int, error) {
+	if req.Bare {
+		return startBareInit()
+	}
+	return cloneInit(req.NetNone)
+}
 
-func (spawnerCloner) clone(netNone bool) (*conn, int, error) {
-	c, pid, err := sharedSpawner().clone(netNone)
+// spawnerCloner clones inits through the process's shared spawner of the
+// helper (nil: the caller's own binary). A spawner that died (killed, or
+// out of memory) is replaced: the request that found it dead is retried
+// once on a fresh one, so no Jail is left broken by it.
+type spawnerCloner struct {
+	helper *Helper
+	bare   bool
+}
+
+func (s spawnerCloner) clone(netNone bool) (*conn, int, error) {
+	req := spawnReq{NetNone: netNone, Bare: s.bare}
+	c, pid, err := sharedSpawner(s.helper).clone(req)
 	if errors.Is(err, errClosed) {
-		c, pid, err = sharedSpawner().clone(netNone)
+		c, pid, err = sharedSpawner(s.helper).clone(req)
 	}
 	return c, pid, err
 }
 
 // spawner is the caller's side of the spawner process.
 type spawner struct {
-	pid     int // the spawner process, for tests
+	helper  *Helper // nil: the caller's own binary
+	pid     int     // the spawner process, for tests
 	mu      sync.Mutex
 	conn    *conn
 	nextID  uint64
@@ -122,20 +141,36 @@ type spawnResult struct {
 
 var (
 	sharedMu  sync.Mutex
-	shared    *spawner
+	shared    = map[*Helper]*spawner{} // by binary; nil is the caller's own
 	errClosed = errors.New("spawner exited")
 )
 
-// sharedSpawner returns the process's spawner, starting a new one when there
-// is none or the last one died.
-func sharedSpawner() *spawner {
+// sharedSpawner returns the process's spawner running helper (nil: the
+// caller's own binary), starting a new one when there is none or the last
+// one died.
+func sharedSpawner(helper *Helper) *spawner {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if shared == nil || shared.failed() {
-		shared = &spawner{pending: map[uint64]chan spawnResult{}}
-		shared.err = shared.startProcess()
+	s := shared[helper]
+	if s == nil || s.failed() {
+		s = &spawner{helper: helper, pending: map[uint64]chan spawnResult{}}
+		s.err = s.startProcess()
+		shared[helper] = s
 	}
-	return shared
+	return s
+}
+
+// checkHelper starts the helper's spawner, if it is not running, and
+// returns why it cannot serve: a binary that is not corral's, or one built
+// from another version.
+func checkHelper(helper *Helper) error {
+	s := sharedSpawner(helper)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errors.Is(s.err, errClosed) {
+		return nil // it answered, then died: the next clone starts another
+	}
+	return s.err
 }
 
 func (s *spawner) failed() bool {
@@ -152,21 +187,36 @@ func (s *spawner) startProcess() error {
 		return err
 	}
 	defer theirs.Close()
+	path, argv0, what := reexec.Self, reexec.Self, selfName
+	if s.helper != nil {
+		path, argv0, what = s.helper.exe(), s.helper.path, s.helper.path
+	}
 	cmd := &exec.Cmd{
-		Path:        reexec.Self,
-		Args:        []string{reexec.Self, spawnerName},
+		Path:        path,
+		Args:        []string{argv0, spawnerName},
 		Env:         []string{},
 		Stderr:      os.Stderr,
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, Setsid: true},
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	theirs.Close() // the spawner's alone: its exit must read as EOF here
+	if err != nil {
 		ours.Close()
+		if s.helper != nil {
+			return helperError(what, err)
+		}
 		return fmt.Errorf("start spawner: %w", err)
 	}
 	s.pid = cmd.Process.Pid
 	go cmd.Wait()
 	if s.conn, err = fileConn(ours); err != nil {
+		cmd.Process.Kill()
+		return err
+	}
+	if err := awaitHello(s.conn, what); err != nil {
+		s.conn.Close()
+		cmd.Process.Kill()
 		return err
 	}
 	go s.readLoop()
@@ -219,7 +269,7 @@ func (s *spawner) fail(err error) {
 	}
 }
 
-func (s *spawner) clone(netNone bool) (*conn, int, error) {
+func (s *spawner) clone(req spawnReq) (*conn, int, error) {
 	ch := make(chan spawnResult, 1)
 	s.mu.Lock()
 	if s.err != nil {
@@ -227,9 +277,9 @@ func (s *spawner) clone(netNone bool) (*conn, int, error) {
 		return nil, 0, s.err
 	}
 	s.nextID++
-	id := s.nextID
-	s.pending[id] = ch
-	err := send(s.conn, spawnReq{ID: id, NetNone: netNone})
+	req.ID = s.nextID
+	s.pending[req.ID] = ch
+	err := send(s.conn, req)
 	s.mu.Unlock()
 	if err != nil {
 		s.fail(errClosed)

@@ -1,7 +1,9 @@
 package seccomp
 
 import (
+	"bytes"
 	"embed"
+	"fmt"
 	"runtime"
 	"strings"
 )
@@ -81,4 +83,39 @@ func (o Options) name() string {
 		return "default"
 	}
 	return strings.Join(set, "+")
+}
+
+// PrebuiltName returns the name of the program generated ahead for this
+// architecture that is byte for byte prog, if there is one. A process that
+// embeds the same programs can then load it by that name
+// ([PrebuiltProgram]) instead of receiving it.
+func PrebuiltName(prog []byte) (string, bool) {
+	dir := "prebuilt/" + runtime.GOARCH
+	entries, err := prebuiltFS.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".bpf")
+		if !ok {
+			continue
+		}
+		if b, err := prebuiltFS.ReadFile(dir + "/" + e.Name()); err == nil && bytes.Equal(b, prog) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// PrebuiltProgram returns the program generated ahead for this
+// architecture under name (see [PrebuiltName]).
+func PrebuiltProgram(name string) ([]byte, error) {
+	if name == "" || strings.ContainsAny(name, "/.") {
+		return nil, fmt.Errorf("no program generated ahead is named %q", name)
+	}
+	b, err := prebuiltFS.ReadFile("prebuilt/" + runtime.GOARCH + "/" + name + ".bpf")
+	if err != nil {
+		return nil, fmt.Errorf("no program generated ahead is named %q for %s", name, runtime.GOARCH)
+	}
+	return b, nil
 }

@@ -14,6 +14,8 @@ type Result struct {
 	Parallel        int   `json:"parallel"`
 	ParentHeapBytes int64 `json:"parent_heap_bytes"`
 	DirectSpawn     bool  `json:"direct_spawn"`
+	// Helper is the binary that ran the inits, when not this one.
+	Helper string `json:"helper,omitempty"`
 
 	P50us  int64   `json:"p50_us"`
 	P90us  int64   `json:"p90_us"`
@@ -22,6 +24,14 @@ type Result struct {
 	// InitRSSKB is the init's peak resident set (VmHWM) in KiB; 0 where
 	// there is no init process (macOS).
 	InitRSSKB int64 `json:"init_rss_kb"`
+	// IdleRSSKB is the mean resident set (VmRSS) in KiB of the IdleInits
+	// sandboxes built ahead and waiting for a command; 0 where none are
+	// kept (DirectSpawn, macOS).
+	IdleRSSKB int64 `json:"idle_rss_kb"`
+	// IdlePrivateKB is the part of it no other init of the same binary
+	// shares (the binary's pages are shared): what each adds.
+	IdlePrivateKB int64 `json:"idle_private_kb"`
+	IdleInits     int   `json:"idle_inits"`
 
 	// Bwrap is set with Options.VsBwrap.
 	*Bwrap
@@ -60,7 +70,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, row, "bwrap", itoa(b.P50us), itoa(b.P90us), itoa(b.P99us), ftoa(b.PerSec, 1))
 		fmt.Fprintf(w, row, "corral/bwrap", ftoa(b.RatioP50, 2)+"x", "", "", ftoa(b.RatioPerSec, 2)+"x")
 	}
-	_, err := fmt.Fprintf(w, "%-14s%9d KiB\n", "init peak RSS", r.InitRSSKB)
+	fmt.Fprintf(w, "%-14s%9d KiB\n", "init peak RSS", r.InitRSSKB)
+	_, err := fmt.Fprintf(w, "%-14s%9d KiB, %d KiB private (mean of %d ready inits)\n", "idle RSS", r.IdleRSSKB, r.IdlePrivateKB, r.IdleInits)
 	return err
 }
 

@@ -27,7 +27,7 @@ func jsonKeys(t *testing.T, r *Result) []string {
 
 // The names are read by scripts/bench.sh and by users' scripts.
 func TestJSONFieldNames(t *testing.T) {
-	base := []string{"direct_spawn", "init_rss_kb", "p50_us", "p90_us", "p99_us", "parallel", "parent_heap_bytes", "per_sec", "runs"}
+	base := []string{"direct_spawn", "idle_inits", "idle_private_kb", "idle_rss_kb", "init_rss_kb", "p50_us", "p90_us", "p99_us", "parallel", "parent_heap_bytes", "per_sec", "runs"}
 	assert.Equal(t, base, jsonKeys(t, &Result{}))
 
 	withBwrap := append(slices.Clone(base), "bwrap_p50_us", "bwrap_p90_us", "bwrap_p99_us", "bwrap_per_sec", "ratio_p50", "ratio_per_sec")
@@ -51,7 +51,7 @@ func TestJSONValues(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	r := &Result{
 		Runs: 200, Parallel: 8, ParentHeapBytes: 2 << 30,
-		P50us: 1500, P90us: 1900, P99us: 2500, PerSec: 1200, InitRSSKB: 6144,
+		P50us: 1500, P90us: 1900, P99us: 2500, PerSec: 1200, InitRSSKB: 6144, IdleRSSKB: 5800, IdlePrivateKB: 1300, IdleInits: 2,
 		Bwrap: &Bwrap{P50us: 4100, P90us: 4500, P99us: 6000, PerSec: 500, RatioP50: 0.366, RatioPerSec: 2.4},
 	}
 	var buf bytes.Buffer
@@ -64,5 +64,6 @@ func TestWriteTable(t *testing.T) {
 		"bwrap              4100     4500     6000      500.0",
 		"corral/bwrap      0.37x                        2.40x",
 		"init peak RSS      6144 KiB",
+		"idle RSS           5800 KiB, 1300 KiB private (mean of 2 ready inits)",
 	}, lines)
 }

@@ -28,6 +28,8 @@ type Options struct {
 	VsBwrap bool
 	// DirectSpawn is passed to corral.Config.
 	DirectSpawn bool
+	// Helper is passed to corral.Config: the binary that runs the inits.
+	Helper string
 	// Workspace is the sandbox's workspace; empty means a fresh temporary
 	// directory, removed afterwards.
 	Workspace string
@@ -79,7 +81,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer cleanup()
 	ballast := Grow(o.ParentHeap)
 	defer runtime.KeepAlive(ballast)
-	sb, err := corral.New(corral.Config{Workspace: ws, DirectSpawn: o.DirectSpawn})
+	sb, err := corral.New(corral.Config{Workspace: ws, DirectSpawn: o.DirectSpawn, Helper: o.Helper})
 	if err != nil {
 		return nil, &SandboxError{Op: "corral.New", Err: err}
 	}
@@ -93,7 +95,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // measure runs the three phases: latency, throughput, init memory.
 func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, error) {
-	r := &Result{Runs: o.Runs, Parallel: o.Parallel, ParentHeapBytes: o.ParentHeap, DirectSpawn: o.DirectSpawn}
+	r := &Result{Runs: o.Runs, Parallel: o.Parallel, ParentHeapBytes: o.ParentHeap, DirectSpawn: o.DirectSpawn, Helper: o.Helper}
 	ours, theirs, err := latencies(ctx, o.Runs, sb, bw)
 	if err != nil {
 		return nil, err
@@ -108,7 +110,10 @@ func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, 
 			return nil, err
 		}
 	}
-	r.InitRSSKB, err = initPeakRSS(ctx, sb.sb)
+	if r.InitRSSKB, err = initPeakRSS(ctx, sb.sb); err != nil {
+		return nil, err
+	}
+	r.IdleRSSKB, r.IdlePrivateKB, r.IdleInits, err = idleInitRSS(ctx, sb.sb)
 	return r, err
 }
 

@@ -1,0 +1,94 @@
+package corral_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+)
+
+// copyOfSelf copies this test binary, a program that calls corral.Init
+// first as the corral CLI does, to serve as a helper.
+func copyOfSelf(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	in, err := os.Open(self)
+	require.NoError(t, err)
+	defer in.Close()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	path := filepath.Join(dir, "corral-helper")
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+	return path
+}
+
+func TestHelperRunsTheInits(t *testing.T) {
+	helper := copyOfSelf(t)
+	for _, viaEnv := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Config.Helper", true: corral.HelperEnv}[viaEnv], func(t *testing.T) {
+			cfg := corral.Config{Workspace: t.TempDir(), Helper: helper}
+			if viaEnv {
+				cfg.Helper = ""
+				t.Setenv(corral.HelperEnv, helper)
+			}
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(t, err)
+			defer sb.Close()
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			defer w.Close()
+			c := sb.Command(context.Background(), "/bin/cat")
+			c.Stdin = r
+			require.NoError(t, c.Start())
+			r.Close()
+			// The init is the helper's file, not this binary.
+			exe, err := os.Stat(filepath.Join("/proc", strconv.Itoa(c.Process.Pid), "exe"))
+			require.NoError(t, err)
+			want, err := os.Stat(helper)
+			require.NoError(t, err)
+			assert.True(t, os.SameFile(want, exe), "the init runs the helper")
+			w.Close()
+			require.NoError(t, c.Wait())
+		})
+	}
+}
+
+func TestHelperOfAnotherKindIsASetupError(t *testing.T) {
+	cfg := corral.Config{Workspace: t.TempDir(), Helper: "/usr/bin/env"}
+	sandboxtest.Require(t, cfg)
+	_, err := corral.New(cfg)
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, corral.LayerInit, se.Layer)
+	assert.Contains(t, err.Error(), "not a corral binary")
+}
+
+// A Sandbox left unused past its idle timeout keeps no inits; its next
+// command still runs, in a sandbox built for it.
+func TestIdleSandboxRunsAfterReaping(t *testing.T) {
+	cfg := corral.Config{Workspace: t.TempDir(), IdleTimeout: time.Nanosecond}
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	for range 3 {
+		out, err := sb.Command(context.Background(), "/bin/echo", "ok").Output()
+		require.NoError(t, err)
+		assert.Equal(t, "ok\n", string(out))
+	}
+}

@@ -1,0 +1,151 @@
+package nsjail
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Suffixes of helperCopy's names that make TestMain behave as another kind
+// of helper.
+const (
+	otherProtocolSuffix = ".other-protocol"
+	silentSuffix        = ".silent"
+)
+
+// helperCopy copies this test binary (a program that calls Init first, as
+// the corral CLI does) to a fresh directory under name.
+func helperCopy(t *testing.T, name string) string {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	in, err := os.Open(self)
+	require.NoError(t, err)
+	defer in.Close()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	path := filepath.Join(dir, name)
+	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+	return path
+}
+
+func TestHelperRunsTheSpawnerAndInits(t *testing.T) {
+	requireClone(t)
+	for _, bare := range []bool{false, true} {
+		t.Run(map[bool]string{false: "namespaces", true: "bare"}[bare], func(t *testing.T) {
+			path := helperCopy(t, "corral-helper")
+			h, err := OpenHelper(path)
+			require.NoError(t, err)
+			o := Options{Helper: h, Direct: true, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
+			if bare {
+				o.Landlock = &Landlock{ABI: 1}
+			}
+			j := newJail(t, o)
+			_, out := run(t, j, "/bin/echo", "ran")
+			assert.Equal(t, "ran\n", out)
+			sp := sharedSpawner(h)
+			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(sp.pid), "exe"))
+			require.NoError(t, err)
+			assert.Equal(t, path, exe, "the spawner runs the helper, not this binary")
+			// Renaming another file over the path changes nothing: the
+			// spawner is started from the file opened first.
+			require.NoError(t, os.WriteFile(path+".new", []byte("#!/bin/sh\nexit 0\n"), 0o755))
+			require.NoError(t, os.Rename(path+".new", path))
+			killSpawner(t, sp)
+			_, out = run(t, j, "/bin/echo", "again")
+			assert.Equal(t, "again\n", out)
+			exe, err = os.Readlink(filepath.Join("/proc", strconv.Itoa(sharedSpawner(h).pid), "exe"))
+			require.NoError(t, err)
+			assert.Equal(t, path+" (deleted)", exe)
+		})
+	}
+}
+
+func killSpawner(t *testing.T, sp *spawner) {
+	t.Helper()
+	p, err := os.FindProcess(sp.pid)
+	require.NoError(t, err)
+	require.NoError(t, p.Kill())
+	require.Eventually(t, sp.failed, 30*time.Second, 5*time.Millisecond)
+}
+
+func TestHelperThatCannotServe(t *testing.T) {
+	requireClone(t)
+	old := helloTimeout
+	helloTimeout = time.Second // the silent one would take as long as this
+	t.Cleanup(func() { helloTimeout = old })
+	tests := []struct {
+		name, path string
+		want       string
+	}{
+		{"another version", helperCopy(t, "corral"+otherProtocolSuffix), "speaks protocol"},
+		{"not corral, exits", "/usr/bin/env", "not a corral binary"},
+		// Refused as not corral's, or, where it has a second name this
+		// process may write (as root on some hosts), for that.
+		{"/bin/true", "/bin/true", "init helper: "},
+		{"not corral, silent", helperCopy(t, "corral"+silentSuffix), "no answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := OpenHelper(tt.path)
+			if err == nil {
+				_, err = New(Options{Workspace: t.TempDir(), Helper: h})
+			}
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, LayerInit, e.Layer)
+			real, rerr := filepath.EvalSymlinks(tt.path)
+			require.NoError(t, rerr)
+			assert.Equal(t, real, e.Path)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestOpenHelperRefuses(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+	linked := filepath.Join(dir, "linked")
+	require.NoError(t, os.WriteFile(linked, []byte("x"), 0o755))
+	require.NoError(t, os.Link(linked, filepath.Join(dir, "second-name")))
+	tests := []struct{ path, want string }{
+		{linked, "2 hard links"},
+		{"corral", "not an absolute path"},
+		{"./bin/corral", "not an absolute path"},
+		{filepath.Join(dir, "missing"), "no such file"},
+		{dir, "not a regular file"},
+		{plain, "not executable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			_, err := OpenHelper(tt.path)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "init helper")
+		})
+	}
+}
+
+func TestProtocolNamesEveryField(t *testing.T) {
+	type a struct{ X int }
+	type b struct {
+		X int
+		Y string `json:",omitempty"`
+	}
+	assert.NotEqual(t, typesDigest(a{}), typesDigest(b{}), "a field added changes the protocol")
+	assert.Equal(t, protocol(), protocol())
+	assert.True(t, strings.HasPrefix(protocol(), "corral-init/1 "))
+}
