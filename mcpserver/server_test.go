@@ -48,7 +48,7 @@ func newHost(t *testing.T, changeset bool) *host {
 		// show it, read-only, as the host's other directories are.
 		ReadOnlyPaths: []string{base},
 		HiddenPaths:   []string{h.secrets},
-		Env:         []string{"PATH=" + testPath},
+		Env:           []string{"PATH=" + testPath},
 	}
 	if changeset {
 		h.changes = filepath.Join(base, "changes")
