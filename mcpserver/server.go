@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralhq/corral"
@@ -122,7 +123,9 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // end of file on stdin) or ctx is done, then cancels every call still
 // running and waits for them to end.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	err := s.mcp.Run(ctx, t)
+	// The SDK's Run waits for the calls in flight before it returns, so
+	// the end of the input must cancel them first.
+	err := s.mcp.Run(ctx, &endTransport{Transport: t, end: s.cancel})
 	s.Close()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
@@ -131,9 +134,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // Handler serves the streamable HTTP transport. It adds no
-// authentication: serve it on loopback only.
+// authentication: serve it on loopback only. Requests from a browser page
+// of another origin, and requests to a loopback address under another host
+// name (DNS rebinding), are refused.
 func (s *Server) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
 }
 
 // Close cancels every call still running, which kills their sandboxes,
@@ -167,3 +173,39 @@ func (s *Server) call(ctx context.Context) (context.Context, func()) {
 }
 
 const instructions = `Tools of corral, a kernel-enforced sandbox. Commands and file operations run confined to the workspace: the rest of the host is read-only, credential stores are hidden, and nothing a command starts outlives it. When the sandbox refuses something, the result says so; do not try to work around it (copying elsewhere, another tool): ask the user instead.`
+
+// endTransport calls end once its connection can read no more (for stdio,
+// end of file on stdin).
+type endTransport struct {
+	mcp.Transport
+	end func()
+}
+
+func (t *endTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &endConn{Connection: c, end: t.end}, nil
+}
+
+// SupportsProtocolVersion passes the wrapped transport's answer on.
+func (t *endTransport) SupportsProtocolVersion(v string) bool {
+	if p, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
+		return p.SupportsProtocolVersion(v)
+	}
+	return true
+}
+
+type endConn struct {
+	mcp.Connection
+	end func()
+}
+
+func (c *endConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err != nil {
+		c.end()
+	}
+	return m, err
+}
