@@ -14,7 +14,11 @@
 #          installs the SDK with npm into the user's cache).
 #   bench: hyperfine on top of the above.
 set -euo pipefail
-pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap nodejs npm)
+pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap)
+# node and npm are looked for as commands: a node installed another way
+# (NodeSource's nodejs bundles npm) must not be replaced by Debian's.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 for want in "$@"; do
   case $want in
   test) ;;
