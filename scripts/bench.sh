@@ -147,6 +147,7 @@ echo
 bench heap0 --vs-bwrap
 bench heap2g --vs-bwrap --parent-heap 2GiB
 bench par8 --vs-bwrap --parallel 8
+bench mcp --vs-mcp
 p50=$(json_field "$dir/heap0.json" p50_us)
 p50_2g=$(json_field "$dir/heap2g.json" p50_us)
 lib_exact=$(json_field "$dir/heap0.json" ratio_p50) lib_ratio=$(calc "$lib_exact")
@@ -160,6 +161,9 @@ printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' \
 printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' "parallel 8, spawns/s" \
   "$(json_field "$dir/par8.json" per_sec)" "$(json_field "$dir/par8.json" bwrap_per_sec)" "$par_ratio"
 printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
+mcp_exact=$(json_field "$dir/mcp.json" ratio_mcp_p50) mcp_ratio=$(calc "$mcp_exact")
+printf '  %-28s %9s  library %4s  %sx library\n' "MCP shell call of true" \
+  "$(json_field "$dir/mcp.json" mcp_p50_us)" "$(json_field "$dir/mcp.json" mcp_library_p50_us)" "$mcp_ratio"
 
 slope=""
 if [ "$(id -u)" = 0 ]; then
@@ -201,6 +205,7 @@ target "heap 2GiB p50 <= 1.2x heap 0" "$heap_exact" "<=" 1.2 "${heap_ratio}x"
 target "CLI p50 <= 0.8x bwrap" "$cli_exact" "<=" 0.8 "${cli_ratio}x"
 target "parallel 8 spawns/s >= 2x bwrap" "$par_exact" ">=" 2 "${par_ratio}x"
 target "init peak RSS <= 8 MiB" "$rss" "<=" 8192 "$rss KiB"
+target "MCP shell call p50 <= 1.3x library" "$mcp_exact" "<=" 1.3 "${mcp_ratio}x (issue 19)"
 if [ -n "$slope" ]; then
   printf '  INFO  %-38s %s µs\n' "spawn time per extra host mount" "$slope"
 fi
