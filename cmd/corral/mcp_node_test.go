@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// tsClient is the node script of the TypeScript client test; embedded, as
+// the test binary may run far from its sources.
+//
+//go:embed testdata/mcp_client.mjs
+var tsClient []byte
 
 // tsSDK is the package the TypeScript client test installs.
 const tsSDK = "@modelcontextprotocol/sdk@^1"
@@ -27,10 +34,8 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Skip("npm is not installed (scripts/deps.sh installs it): the TypeScript SDK cannot be installed")
 	}
 	dir := tsSDKDir(t, npm)
-	script, err := os.ReadFile(filepath.Join("testdata", "mcp_client.mjs"))
-	require.NoError(t, err)
 	// The script resolves the SDK from its own directory.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "mcp_client.mjs"), script, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mcp_client.mjs"), tsClient, 0o644))
 
 	ws := workspace(t)
 	c := exec.Command(node, filepath.Join(dir, "mcp_client.mjs"), os.Args[0], "mcp", "--workspace", ws)
