@@ -20,6 +20,18 @@ type Config struct {
 type Agent struct {
 	ID      string
 	Sandbox Sandbox
+	// Tools is the agent's tool policy: each list from [agents.tools]
+	// when it sets it, else from [defaults.tools], else nil (no list).
+	Tools Tools
+}
+
+// Tools is a tool policy as the file gives it: tool names in which `*`
+// matches any run of characters. Deny wins over Allow; an empty Allow
+// means every tool. tools.Policy{Allow: t.Allow, Deny: t.Deny} is what
+// decides.
+type Tools struct {
+	Allow []string
+	Deny  []string
 }
 
 // Sandbox is an agent's [agents.sandbox] table with every default filled in

@@ -21,6 +21,15 @@
 //	changeset = "changes/coder" # optional: workspace writes kept here for review
 //	changeset_paths = ["/srv/cache"] # writable paths whose writes it keeps too
 //
+//	[agents.tools]              # which tools the agent is offered (see [Tools])
+//	allow = ["*_file", "shell"] # '*' matches any run of characters; empty: all
+//	deny = ["write_file"]       # deny wins over allow
+//
+// A [defaults.tools] table before the agents gives the tool policy of every
+// agent that does not set a list itself: each of allow and deny comes from
+// the agent's table when it has that key (an empty list included), else
+// from [defaults.tools].
+//
 // A table or key left out takes its default: mode "enabled", network
 // "host", fallback "fail", no workspace, no changeset, false switches,
 // empty lists. The defaults are set

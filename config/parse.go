@@ -16,12 +16,25 @@ import (
 // The document as decoded, before defaults and checks. Pointers tell a key
 // left out from one set to its zero value.
 type fileDoc struct {
-	Agents []agentDoc `toml:"agents"`
+	Defaults *defaultsDoc `toml:"defaults"`
+	Agents   []agentDoc   `toml:"agents"`
+}
+
+// defaultsDoc is the [defaults] table: settings every agent starts from.
+type defaultsDoc struct {
+	Tools *toolsDoc `toml:"tools"`
 }
 
 type agentDoc struct {
 	ID      *string     `toml:"id"`
 	Sandbox *sandboxDoc `toml:"sandbox"`
+	Tools   *toolsDoc   `toml:"tools"`
+}
+
+// toolsDoc is a tool policy table, [defaults.tools] or [agents.tools].
+type toolsDoc struct {
+	Allow []string `toml:"allow"`
+	Deny  []string `toml:"deny"`
 }
 
 type sandboxDoc struct {
@@ -64,6 +77,13 @@ type limitsDoc struct {
 // turns the decoder's messages, which name Go types, into ones about the
 // file, and lists the keys a misspelt one could have meant.
 var schema = map[string]string{
+	"defaults":                            "a table",
+	"defaults.tools":                      "a table",
+	"defaults.tools.allow":                "an array of strings",
+	"defaults.tools.deny":                 "an array of strings",
+	"agents[].tools":                      "a table",
+	"agents[].tools.allow":                "an array of strings",
+	"agents[].tools.deny":                 "an array of strings",
 	"agents":                              "an array of tables",
 	"agents[]":                            "a table",
 	"agents[].id":                         "a string",

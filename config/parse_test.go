@@ -219,13 +219,18 @@ func TestParseErrors(t *testing.T) {
 		{"empty agents", "agents = []\n", `1: agents: no agents; add an [[agents]] table with an id`, 1},
 
 		// Unknown keys.
-		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents`, 1},
-		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox`, 3},
+		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults`, 1},
+		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
 			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
 			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 3},
-		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, sandbox`, 3},
+		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox, tools`, 3},
+		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
+		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of tools`, 1},
+		{"tool pattern", "[[agents]]\nid = \"a\"\n[agents.tools]\ndeny = [\"shell\", \"write file\"]\n", `4: agents[0].tools.deny[1]: "write file" is not a tool name; use letters, digits, '_', '-', '.' and the wildcard '*'`, 4},
+		{"tool pattern empty", "[defaults.tools]\nallow = [\"\"]\n[[agents]]\nid = \"a\"\n", `2: defaults.tools.allow[0]: "" is not a tool name; use letters, digits, '_', '-', '.' and the wildcard '*'`, 2},
+		{"tools list string", "[[agents]]\nid = \"a\"\n[agents.tools]\nallow = \"shell\"\n", `4: agents[0].tools.allow: want an array of strings, not a string`, 4},
 
 		// Types.
 		{"mode integer", head + "mode = 1\n", `4: agents[0].sandbox.mode: want a string, not an integer`, 4},
@@ -250,7 +255,7 @@ func TestParseErrors(t *testing.T) {
 		{"mode date", head + "mode = 2024-01-01\n", `4: agents[0].sandbox.mode: want a string, not a date or time`, 4},
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
-		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
+		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox, tools`, 1},
 		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 4},
 
 		// Syntax and TOML rules.
@@ -418,4 +423,37 @@ allowed_ips = ["10.0.0.0/8"]
 		assert.Contains(t, err.Error(), c.want)
 		assert.NotContains(t, err.Error(), "\n")
 	}
+}
+
+func TestParseTools(t *testing.T) {
+	cfg, err := parseDoc(t, `
+[defaults.tools]
+allow = ["*_file", "shell"]
+deny = ["write_file"]
+
+[[agents]]
+id = "inherits"
+
+[[agents]]
+id = "denies"
+[agents.tools]
+deny = ["shell"]
+
+[[agents]]
+id = "clears"
+[agents.tools]
+deny = []
+`)
+	require.NoError(t, err)
+	byID := map[string]Tools{}
+	for _, a := range cfg.Agents {
+		byID[a.ID] = a.Tools
+	}
+	assert.Equal(t, Tools{Allow: []string{"*_file", "shell"}, Deny: []string{"write_file"}}, byID["inherits"])
+	assert.Equal(t, Tools{Allow: []string{"*_file", "shell"}, Deny: []string{"shell"}}, byID["denies"])
+	assert.Equal(t, Tools{Allow: []string{"*_file", "shell"}, Deny: []string{}}, byID["clears"])
+
+	cfg, err = parseDoc(t, "[[agents]]\nid = \"a\"\n")
+	require.NoError(t, err)
+	assert.Equal(t, Tools{}, cfg.Agents[0].Tools, "no policy: nil lists")
 }

@@ -29,9 +29,16 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 		return nil, r.errorf("agents", "no agents; add an [[agents]] table with an id")
 	}
 	cfg := &Config{Agents: make([]Agent, 0, len(doc.Agents))}
+	var global Tools
+	if doc.Defaults != nil {
+		var err error
+		if global, err = r.tools("defaults.tools", doc.Defaults.Tools); err != nil {
+			return nil, err
+		}
+	}
 	seen := map[string]int{}
 	for i := range doc.Agents {
-		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &doc.Agents[i])
+		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &doc.Agents[i], global)
 		if err != nil {
 			return nil, err
 		}
@@ -45,7 +52,7 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 	return cfg, nil
 }
 
-func (r *resolver) agent(key string, d *agentDoc) (Agent, error) {
+func (r *resolver) agent(key string, d *agentDoc, global Tools) (Agent, error) {
 	id, err := r.id(key+".id", d.ID)
 	if err != nil {
 		return Agent{}, err
@@ -54,7 +61,46 @@ func (r *resolver) agent(key string, d *agentDoc) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	return Agent{ID: id, Sandbox: sb}, nil
+	own, err := r.tools(key+".tools", d.Tools)
+	if err != nil {
+		return Agent{}, err
+	}
+	return Agent{ID: id, Sandbox: sb, Tools: layerTools(own, global)}, nil
+}
+
+// tools checks a tool policy table. A pattern holds the characters of a
+// tool name and '*', so that a typo cannot silently match nothing.
+func (r *resolver) tools(key string, d *toolsDoc) (Tools, error) {
+	if d == nil {
+		return Tools{}, nil
+	}
+	for _, l := range []struct {
+		field string
+		pats  []string
+	}{{"allow", d.Allow}, {"deny", d.Deny}} {
+		for i, pat := range l.pats {
+			bad := pat == "" || strings.IndexFunc(pat, func(c rune) bool {
+				return c > unicode.MaxASCII || !(c == '*' || c == '_' || c == '-' || c == '.' || unicode.IsLetter(c) || unicode.IsDigit(c))
+			}) >= 0
+			if bad {
+				return Tools{}, r.errorf(fmt.Sprintf("%s.%s[%d]", key, l.field, i),
+					"%q is not a tool name; use letters, digits, '_', '-', '.' and the wildcard '*'", pat)
+			}
+		}
+	}
+	return Tools{Allow: slices.Clone(d.Allow), Deny: slices.Clone(d.Deny)}, nil
+}
+
+// layerTools takes each list from the agent when it sets it (an empty list
+// included), else from the defaults.
+func layerTools(agent, global Tools) Tools {
+	if agent.Allow == nil {
+		agent.Allow = slices.Clone(global.Allow)
+	}
+	if agent.Deny == nil {
+		agent.Deny = slices.Clone(global.Deny)
+	}
+	return agent
 }
 
 // id accepts letters, digits, '.', '_' and '-': programs build paths and

@@ -17,6 +17,8 @@
 //	}
 //
 // [Scan] is the scanner itself; `corral scan` runs it on a file or stdin.
+// [Redact] replaces the lines that hold a secret, for a tool server that
+// must hand a result on without the secret rather than end the run.
 //
 // # What is found
 //

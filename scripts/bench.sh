@@ -160,6 +160,7 @@ echo
 bench heap0 --vs-bwrap
 bench heap2g --vs-bwrap --parent-heap 2GiB
 bench par8 --vs-bwrap --parallel 8
+bench mcp --vs-mcp
 p50=$(json_field "$dir/heap0.json" p50_us)
 p50_2g=$(json_field "$dir/heap2g.json" p50_us)
 lib_exact=$(json_field "$dir/heap0.json" ratio_p50) lib_ratio=$(calc "$lib_exact")
@@ -176,6 +177,9 @@ printf '  %-28s %9s  bwrap %6s  %sx bwrap\n' "parallel 8, spawns/s" \
 printf '  %-28s %9s KiB\n' "init peak RSS" "$rss"
 printf '  %-28s %9s KiB, %s KiB private, mean of %s\n' "idle RSS per ready init" "$idle" \
   "$(json_field "$dir/heap0.json" idle_private_kb)" "$(json_field "$dir/heap0.json" idle_inits)"
+mcp_exact=$(json_field "$dir/mcp.json" ratio_mcp_p50) mcp_ratio=$(calc "$mcp_exact")
+printf '  %-28s %9s  library %4s  %sx library\n' "MCP shell call of true" \
+  "$(json_field "$dir/mcp.json" mcp_p50_us)" "$(json_field "$dir/mcp.json" mcp_library_p50_us)" "$mcp_ratio"
 
 slope=""
 if [ "$(id -u)" = 0 ]; then
@@ -242,6 +246,7 @@ target "idle RSS per ready init <= 6 MiB" "$idle" "<=" 6144 "$idle KiB"
 target "heavy caller + helper p50 <= 0.5x bwrap" "$hh_exact" "<=" 0.5 "${hh_ratio}x"
 target "heavy + helper p50 <= 1.1x light" "$hl_exact" "<=" 1.1 "${hl_ratio}x"
 target "heavy + helper idle RSS <= 6 MiB" "$hh_idle" "<=" 6144 "$hh_idle KiB"
+target "MCP shell call p50 <= 1.3x library" "$mcp_exact" "<=" 1.3 "${mcp_ratio}x (issue 19)"
 if [ -n "$slope" ]; then
   printf '  INFO  %-38s %s µs\n' "spawn time per extra host mount" "$slope"
 fi

@@ -9,10 +9,16 @@
 #          the generated seccomp filters; git: the git workflow tests and diff
 #          checks; perl: the TIOCSTI probe; util-linux: runuser for the
 #          unprivileged pass; iproute2: network checks; bubblewrap: the
-#          side-by-side benchmark tests.
+#          side-by-side benchmark tests; nodejs, npm: the `corral mcp` test
+#          with the official TypeScript MCP SDK as the client (the test
+#          installs the SDK with npm into the user's cache).
 #   bench: hyperfine on top of the above.
 set -euo pipefail
 pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap)
+# node and npm are looked for as commands: a node installed another way
+# (NodeSource's nodejs bundles npm) must not be replaced by Debian's.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 for want in "$@"; do
   case $want in
   test) ;;

@@ -107,3 +107,20 @@ func trimIncompleteStart(b []byte) []byte {
 	}
 	return b
 }
+
+// Capture is the head-and-tail capture Shell and Exec put on stdout and
+// stderr, for tools whose output comes from elsewhere (a diff, a listing):
+// it keeps the first and last bytes up to a limit and marks the cut.
+type Capture struct{ c *capture }
+
+// NewCapture keeps at most limit bytes of what is written to it.
+func NewCapture(limit int) *Capture { return &Capture{c: newCapture(limit)} }
+
+// Write keeps what fits and counts the rest; it never fails.
+func (c *Capture) Write(p []byte) (int, error) { return c.c.Write(p) }
+
+// String returns the kept text, with a marker where the middle was cut.
+func (c *Capture) String() string {
+	s, _ := c.c.result()
+	return s
+}

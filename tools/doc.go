@@ -38,6 +38,20 @@
 // SOUL.md, IDENTITY.md and USER.md. SendFile sends regular files of at most
 // 25 MiB.
 //
+// [SandboxFile] offers the same operations, and an exact-string edit
+// ([ReplaceUnique]: the text must occur once), with the I/O done inside the
+// sandbox by small coreutils commands: a path the sandbox hides, keeps
+// read-only or protects inside the workspace stays so, a changeset takes
+// the writes, and the refusals are the kernel's. Use it where the model
+// also has a shell; File alone does not know the sandbox's rules.
+//
+// # Tool policy
+//
+// [Policy] decides by name which tools an agent is offered: allow and deny
+// lists with `*` wildcards, deny winning, an empty allow meaning every tool;
+// [Layered] resolves an agent's lists over the global ones over
+// [DefaultPolicy].
+//
 // # Browsing
 //
 // [URLChecker] refuses URLs that are not http or https, that name a cloud

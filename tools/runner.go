@@ -56,6 +56,8 @@ type invocation struct {
 	dir     string // canonical, inside the workspace
 	env     []string
 	timeout time.Duration
+	stdin   string
+	limit   int // bytes of each stream kept; 0 means Options.MaxOutputBytes
 }
 
 // timeout turns a call's timeout_seconds into a duration within the limits.
@@ -97,8 +99,15 @@ func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) 
 	cmd := r.sb.Command(tctx, inv.name, inv.args...)
 	cmd.Dir = inv.dir
 	cmd.Env = r.environ(cmd.Environ(), inv.env)
-	stdout, stderr := newCapture(r.opts.MaxOutputBytes), newCapture(r.opts.MaxOutputBytes)
+	limit := r.opts.MaxOutputBytes
+	if inv.limit > 0 {
+		limit = inv.limit
+	}
+	stdout, stderr := newCapture(limit), newCapture(limit)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if inv.stdin != "" {
+		cmd.Stdin = strings.NewReader(inv.stdin)
+	}
 	start := time.Now()
 	err := cmd.Run()
 	out := &ShellOutput{Timeout: inv.timeout, Duration: time.Since(start)}

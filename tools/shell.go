@@ -16,6 +16,9 @@ type ShellArgs struct {
 	WorkingDir string `json:"working_dir,omitempty"`
 	// TimeoutSeconds of 0 means Options.DefaultTimeout.
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// Stdin is written to the command's standard input; empty gives it
+	// an empty input (end of file at once).
+	Stdin string `json:"stdin,omitempty"`
 }
 
 // Shell runs shell commands inside a sandbox. The sandbox, not the command
@@ -53,6 +56,6 @@ func (s *Shell) Run(ctx context.Context, args ShellArgs) (*ShellOutput, error) {
 		return nil, err
 	}
 	return s.r.run(ctx, invocation{
-		name: "sh", args: []string{"-c", args.Command}, dir: dir, timeout: timeout,
+		name: "sh", args: []string{"-c", args.Command}, dir: dir, timeout: timeout, stdin: args.Stdin,
 	})
 }

@@ -17,6 +17,7 @@ type benchFlags struct {
 	parentHeap string
 	parallel   int
 	vsBwrap    bool
+	vsMCP      bool
 	json       bool
 	direct     bool
 }
@@ -34,7 +35,9 @@ with P spawning at once, and the sandbox init's peak RSS.
 bytes), to show what spawning costs a large caller. --vs-bwrap also times
 bubblewrap with the same isolation, alternating with corral's runs, and
 reports corral/bwrap ratios (below 1 for p50 and above 1 for spawns/s mean
-corral is faster).
+corral is faster). --vs-mcp also times a shell call of true through the MCP
+server of 'corral mcp', from its client to the result, alternating with
+library spawns, and reports its p50 over theirs.
 
 Exit status: 0 measured; 2 bad flag value; 125 the sandbox could not be
 built; 1 anything else (for example bwrap missing).`,
@@ -52,6 +55,7 @@ built; 1 anything else (for example bwrap missing).`,
 	fl.StringVar(&f.parentHeap, "parent-heap", "0", "grow this process's heap to `SIZE` first")
 	fl.IntVar(&f.parallel, "parallel", 1, "spawns per second with `P` spawning at once")
 	fl.BoolVar(&f.vsBwrap, "vs-bwrap", false, "also measure bubblewrap (bwrap on PATH) with the same isolation")
+	fl.BoolVar(&f.vsMCP, "vs-mcp", false, "also time a shell call of true through the MCP server (corral mcp), alternating with library spawns")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.direct, "direct", false, "clone sandboxes from this process (Config.DirectSpawn), as the CLI does")
 	return cmd
@@ -72,7 +76,7 @@ func (f *benchFlags) options() (bench.Options, error) {
 	if err := bench.CheckHeap(heap); err != nil {
 		return bench.Options{}, usageError("--parent-heap %s: %v", f.parentHeap, err)
 	}
-	return bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, DirectSpawn: f.direct}, nil
+	return bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, VsMCP: f.vsMCP, DirectSpawn: f.direct}, nil
 }
 
 func runBench(ctx context.Context, w io.Writer, o bench.Options, asJSON bool) error {

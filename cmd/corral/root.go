@@ -16,6 +16,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 	}
 	root.AddCommand(
 		newRunCmd(),
+		newMCPCmd(),
 		newProfileCmd(),
 		newChangesCmd(),
 		newScanCmd(),

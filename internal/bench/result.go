@@ -35,6 +35,8 @@ type Result struct {
 
 	// Bwrap is set with Options.VsBwrap.
 	*Bwrap
+	// MCP is set with Options.VsMCP.
+	MCP *MCP `json:"mcp,omitempty"`
 }
 
 // Bwrap holds bubblewrap's figures, measured alongside, and corral's ratio
@@ -69,6 +71,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if b := r.Bwrap; b != nil {
 		fmt.Fprintf(w, row, "bwrap", itoa(b.P50us), itoa(b.P90us), itoa(b.P99us), ftoa(b.PerSec, 1))
 		fmt.Fprintf(w, row, "corral/bwrap", ftoa(b.RatioP50, 2)+"x", "", "", ftoa(b.RatioPerSec, 2)+"x")
+	}
+	if m := r.MCP; m != nil {
+		fmt.Fprintf(w, row, "mcp shell", itoa(m.P50us), itoa(m.P90us), "", "")
+		fmt.Fprintf(w, row, "mcp/library", ftoa(m.RatioP50, 2)+"x", "", "", "")
 	}
 	fmt.Fprintf(w, "%-14s%9d KiB\n", "init peak RSS", r.InitRSSKB)
 	_, err := fmt.Fprintf(w, "%-14s%9d KiB, %d KiB private (mean of %d ready inits)\n", "idle RSS", r.IdleRSSKB, r.IdlePrivateKB, r.IdleInits)

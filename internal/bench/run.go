@@ -26,6 +26,10 @@ type Options struct {
 	ParentHeap int64
 	// VsBwrap also measures bubblewrap with the same isolation.
 	VsBwrap bool
+	// VsMCP also measures a shell call of `true` through corral's MCP
+	// server (package mcpserver), client to result, alternating with
+	// library spawns.
+	VsMCP bool
 	// DirectSpawn is passed to corral.Config.
 	DirectSpawn bool
 	// Helper is passed to corral.Config: the binary that runs the inits.
@@ -107,6 +111,11 @@ func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, 
 	}
 	if bw != nil {
 		if r.Bwrap, err = compare(ctx, o, r, theirs, bw); err != nil {
+			return nil, err
+		}
+	}
+	if o.VsMCP {
+		if r.MCP, err = compareMCP(ctx, o.Runs, sb); err != nil {
 			return nil, err
 		}
 	}

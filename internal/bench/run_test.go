@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,6 +141,19 @@ func TestRunVsBwrap(t *testing.T) {
 	assert.Positive(t, r.Bwrap.PerSec)
 	assert.Positive(t, r.RatioP50)
 	assert.Positive(t, r.RatioPerSec)
+}
+
+func TestRunVsMCP(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{})
+	r, err := Run(context.Background(), Options{Runs: 3, Parallel: 1, VsMCP: true})
+	require.NoError(t, err)
+	require.NotNil(t, r.MCP)
+	assert.Positive(t, r.MCP.P50us)
+	assert.Positive(t, r.MCP.LibraryP50us)
+	assert.Positive(t, r.MCP.RatioP50)
+	var b strings.Builder
+	require.NoError(t, r.WriteJSON(&b))
+	assert.Contains(t, b.String(), `"ratio_mcp_p50"`)
 }
 
 func TestRunVsBwrapWithoutBwrap(t *testing.T) {

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMCPUsageErrors(t *testing.T) {
+	ws := workspace(t)
+	badPolicy := filepath.Join(ws, "agents.toml")
+	require.NoError(t, os.WriteFile(badPolicy, []byte("[[agents]]\nid = \"a\"\n[agents.tools]\ndeny = [\"rm -rf\"]\n"), 0o644))
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"any address", `"0.0.0.0" is not a loopback address`, []string{"--http", "0.0.0.0:8765"}},
+		{"no host", `"" is not a loopback address`, []string{"--http", ":8765"}},
+		{"public address", `"192.0.2.1" is not a loopback address`, []string{"--http", "192.0.2.1:8765"}},
+		{"host name", `"example.com" is not a loopback address`, []string{"--http", "example.com:8765"}},
+		{"no port", "want HOST:PORT", []string{"--http", "127.0.0.1"}},
+		{"review", "--review: not for mcp", []string{"--changeset", filepath.Join(t.TempDir(), "c"), "--review"}},
+		{"cwd", "--cwd: not for mcp", []string{"--cwd", ws}},
+		{"bad tool pattern", `agents[0].tools.deny[0]: "rm -rf" is not a tool name`, []string{"--config", badPolicy}},
+		{"arguments", "unknown command", []string{"shell"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := cli(t, ws, append([]string{"mcp"}, tc.args...)...)
+			assert.Equal(t, exitUsage, code, stderr)
+			assertOneLine(t, stderr, tc.want)
+		})
+	}
+}
+
+// mcpClient starts `corral mcp args...` in dir and connects the SDK's
+// client to it over stdio. It returns the session and a function that
+// closes the server's stdin and waits for it to exit.
+func mcpClient(t *testing.T, dir string, args ...string) (*mcp.ClientSession, func() error) {
+	t.Helper()
+	c := exec.Command(os.Args[0], append([]string{"mcp"}, args...)...)
+	c.Env = append(os.Environ(), cliEnv+"=1")
+	c.Dir = dir
+	c.Stderr = os.Stderr
+	stdin, err := c.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { c.Process.Kill() })
+	tr := &mcp.IOTransport{Reader: stdout, Writer: stdin}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "0"}, nil).Connect(context.Background(), tr, nil)
+	require.NoError(t, err)
+	return cs, func() error {
+		stdin.Close()
+		return c.Wait()
+	}
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPStdio: the server offers what the agent's policy allows, runs
+// calls in the sandbox, and at end of file on stdin exits 0 having killed
+// the command still running.
+func TestMCPStdio(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	conf := filepath.Join(t.TempDir(), "agents.toml")
+	require.NoError(t, os.WriteFile(conf, []byte(`
+[defaults.tools]
+deny = ["exec"]
+[[agents]]
+id = "coder"
+[agents.tools]
+allow = ["shell", "*_file"]
+`), 0o644))
+	cs, eof := mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "coder")
+
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, []string{"shell", "read_file", "write_file", "edit_file"}, names)
+
+	got, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "echo in the sandbox > note; cat note; echo x > /etc/corral-mcp-test"}})
+	require.NoError(t, err)
+	assert.Contains(t, toolText(got), "in the sandbox")
+	assert.Contains(t, toolText(got), "Read-only file system")
+	assert.NoFileExists(t, "/etc/corral-mcp-test")
+
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": "echo started > started; sleep 1800; echo finished > finished", "timeout_seconds": 1800,
+	}})
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(ws, "started")); return err == nil },
+		time.Minute, 10*time.Millisecond)
+	// The server exits, with status 0, only once it has killed the
+	// sleeping command: it would wait half an hour otherwise.
+	require.NoError(t, eof())
+	assert.NoFileExists(t, filepath.Join(ws, "finished"))
+}
+
+// TestMCPHTTP: --http serves the streamable HTTP transport on loopback
+// until the server is interrupted.
+func TestMCPHTTP(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	c := exec.Command(os.Args[0], "mcp", "--workspace", ws, "--http", "127.0.0.1:0")
+	c.Env = append(os.Environ(), cliEnv+"=1")
+	stderr, err := c.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	_, url, ok := strings.Cut(strings.TrimSpace(line), "serving MCP on ")
+	require.True(t, ok, line)
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	require.NoError(t, err)
+	got, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "echo over http"}})
+	require.NoError(t, err)
+	assert.Contains(t, toolText(got), "over http")
+	cs.Close()
+
+	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, c.Wait(), "SIGTERM ends the server cleanly")
+}

@@ -1,0 +1,48 @@
+// Package mcpserver serves corral's sandboxed tools over the Model Context
+// Protocol, so that an agent not written in Go (Claude Code, Codex, Cursor,
+// a Python agent) takes its shell and file tools from corral. `corral mcp`
+// is this package behind a command line.
+//
+//	sb, err := corral.New(cfg)
+//	...
+//	srv, err := mcpserver.New(sb, mcpserver.Options{Policy: policy})
+//	...
+//	defer srv.Close()
+//	err = srv.Run(ctx, &mcp.StdioTransport{})
+//
+// # Tools
+//
+// shell (a command line run with `sh -c`), exec (a program and its
+// arguments), read_file, write_file, edit_file (an exact-string replace that
+// must match once), list_files and, when the sandbox writes to a
+// changeset, changes (its list or diff). Each is a thin mapping onto
+// package tools: [tools.Shell], [tools.Exec] and [tools.SandboxFile],
+// whose file I/O runs inside the sandbox too, so a hidden, read-only or
+// protected path inside the workspace stays so and a changeset gets the
+// writes. [Options.Policy] removes tools from the list (and refuses calls
+// to them), and [Options.ReadOnly] removes write_file and edit_file.
+//
+// # Leak guard
+//
+// Every tools/call passes [hooks.LeakGuard]'s scanner: a call whose name or
+// arguments hold a secret is refused with the reason, before anything runs;
+// a result that holds one has the lines redacted ([hooks.Redact]) and is
+// marked as an error. Neither ever repeats the secret.
+//
+// # Lifetime
+//
+// One Server holds one *corral.Sandbox, built once by the caller, and is
+// safe for concurrent calls. A call the client cancels has its context
+// cancelled, which kills its sandbox and everything the command started.
+// [Server.Close], and the end of [Server.Run] (for stdio: end of file on
+// stdin), cancel every call still running.
+//
+// # Limitations
+//
+//   - list_files runs GNU find inside the sandbox; without it (macOS's
+//     find) the tool fails.
+//   - write_file rewrites a file in place; edit_file reads, replaces and
+//     writes, so a change made to the file between the two is lost.
+//   - The violation summary block (what the sandbox refused) is empty until
+//     commands report violations; see violationSummary.
+package mcpserver

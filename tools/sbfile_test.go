@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+)
+
+// sbFileWorkspace is a workspace holding a hidden directory, a read-only
+// directory and a protected .vscode, and a SandboxFile on it.
+func sbFileWorkspace(t *testing.T) (string, *SandboxFile) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	for _, d := range []string{"keys", "ro", ".vscode", "sub"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	writeFile(t, filepath.Join(ws, "keys", "id"), "key material\n", 0o600)
+	writeFile(t, filepath.Join(ws, "ro", "data"), "data\n", 0o644)
+	writeFile(t, filepath.Join(ws, "a.txt"), "alpha\nbeta\nbeta\n", 0o644)
+	cfg := corral.Config{
+		Workspace:     ws,
+		HiddenPaths:   []string{filepath.Join(ws, "keys")},
+		ReadOnlyPaths: []string{filepath.Join(ws, "ro")},
+		Env:           []string{"PATH=" + testPath},
+	}
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	f, err := NewSandboxFile(sb)
+	require.NoError(t, err)
+	return ws, f
+}
+
+func TestSandboxFile(t *testing.T) {
+	ctx := context.Background()
+	ws, f := sbFileWorkspace(t)
+
+	got, err := f.Read(ctx, "a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "alpha\nbeta\nbeta\n", got)
+
+	require.NoError(t, f.Write(ctx, "sub/new/n.txt", "new\n"))
+	data, err := os.ReadFile(filepath.Join(ws, "sub", "new", "n.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(data))
+
+	require.NoError(t, f.Edit(ctx, "a.txt", "alpha", "gamma"))
+	got, err = f.Read(ctx, "a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "gamma\nbeta\nbeta\n", got)
+
+	var me *MatchError
+	require.ErrorAs(t, f.Edit(ctx, "a.txt", "beta", "x"), &me)
+	assert.Equal(t, 2, me.Matches)
+	require.ErrorAs(t, f.Edit(ctx, "a.txt", "delta", "x"), &me)
+	assert.Equal(t, 0, me.Matches)
+
+	entries, cut, err := f.List(ctx, ".")
+	require.NoError(t, err)
+	assert.False(t, cut)
+	assert.Contains(t, entries, Entry{Name: "a.txt", Type: "file", Size: int64(len("gamma\nbeta\nbeta\n"))})
+	assert.Contains(t, entries, Entry{Name: "sub", Type: "dir"})
+
+	_, err = f.Read(ctx, "missing")
+	assert.ErrorIs(t, err, ErrNotExist)
+	_, err = f.Read(ctx, "sub")
+	assert.ErrorIs(t, err, ErrIsDir)
+	_, _, err = f.List(ctx, "a.txt")
+	assert.ErrorIs(t, err, ErrNotDir)
+	_, err = f.Read(ctx, "../outside")
+	assert.ErrorIs(t, err, ErrOutsideWorkspace)
+	assert.ErrorIs(t, f.Write(ctx, "SOUL.md", "x"), ErrProtected)
+
+	f.MaxReadBytes = 3
+	_, err = f.Read(ctx, "a.txt")
+	assert.ErrorIs(t, err, ErrTooLarge)
+}
+
+// TestSandboxFileKeepsTheSandboxRules: what the sandbox hides, keeps
+// read-only or protects inside the workspace stays so through the file
+// tool, with the kernel's own reason; the in-process File, the control,
+// reaches every one of them.
+func TestSandboxFileKeepsTheSandboxRules(t *testing.T) {
+	ctx := context.Background()
+	ws, f := sbFileWorkspace(t)
+
+	_, err := f.Read(ctx, "keys/id")
+	assert.ErrorContains(t, err, "Permission denied")
+	_, _, err = f.List(ctx, "keys")
+	assert.Error(t, err)
+	assert.ErrorContains(t, f.Write(ctx, "ro/data", "changed"), "Read-only file system")
+	assert.ErrorContains(t, f.Write(ctx, ".vscode/tasks.json", "{}"), "Read-only file system")
+	assert.NoFileExists(t, filepath.Join(ws, ".vscode", "tasks.json"))
+
+	plain, err := NewFile(ws)
+	require.NoError(t, err)
+	got, err := plain.Read("keys/id")
+	require.NoError(t, err, "control: the in-process tool reads the hidden file")
+	assert.Equal(t, "key material\n", got)
+	require.NoError(t, plain.Write("ro/data", "changed"), "control: the in-process tool writes the read-only file")
+	require.NoError(t, plain.Write(".vscode/tasks.json", "{}"), "control: the in-process tool plants")
+}
