@@ -19,6 +19,7 @@ func registerEntrypoints() { nsjail.Register() }
 type linuxBackend struct {
 	jail      *nsjail.Jail
 	changeset *changeset.Changeset // the workspace's overlay, or nil
+	spec      *spec
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -47,7 +48,7 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, translate("", err)
 	}
-	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
+	return &linuxBackend{jail: j, changeset: s.Changeset, spec: s}, nil
 }
 
 // jailOptions turns a spec and its rung into the jail's options.
@@ -78,6 +79,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
 		}
 		o.Seccomp = bpf
+		o.Report = s.Report && seccomp.ListenerSupport() == nil
 	}
 	if bare {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
@@ -97,14 +99,18 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 }
 
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
-	p, err := b.jail.Start(&nsjail.Command{
+	c := &nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
 		ExtraFiles: req.ExtraFiles,
-	})
+	}
+	if req.violation != nil {
+		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }
+	}
+	p, err := b.jail.Start(c)
 	if err != nil {
 		return nil, translate(req.Name, err)
 	}
-	return jailProcess{p, req.Name}, nil
+	return jailProcess{p, req.Name, b.spec}, nil
 }
 
 // jailProcess is a sandbox as the package's process. A sandbox that failed
@@ -113,6 +119,16 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 type jailProcess struct {
 	*nsjail.Process
 	name string
+	spec *spec
+}
+
+// Violations are the refusals the init reported, in the caller's words.
+func (p jailProcess) Violations() []Violation {
+	var out []Violation
+	for _, v := range p.Process.Violations() {
+		out = append(out, p.spec.violation(v))
+	}
+	return out
 }
 
 func (p jailProcess) Wait() (exit, error) {

@@ -52,3 +52,11 @@ func (p *lockedProcess) Dropped() []string {
 	}
 	return nil
 }
+
+// Violations passes on what the sandbox reports.
+func (p *lockedProcess) Violations() []Violation {
+	if r, ok := p.process.(reporter); ok {
+		return r.Violations()
+	}
+	return nil
+}

@@ -80,6 +80,7 @@ type Cmd struct {
 	inDone      chan error // the Stdin copier finished, with its error
 	ctxResult   chan ctxResult
 	exited      atomic.Bool // the backend's Wait returned: the sandbox is released
+	report      violations  // what the sandbox refused the command
 }
 
 // ErrWaitDelay is returned by Wait when the command exited but its output
@@ -142,6 +143,7 @@ func (c *Cmd) Start() (err error) {
 	}
 	req := &startRequest{
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
+		violation: c.noteViolation,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {
@@ -201,6 +203,7 @@ func (c *Cmd) Wait() error {
 	// after exited is set so that a Cancel calling Process.Kill from here
 	// on counts as finding the command done.
 	c.exited.Store(true)
+	c.collectViolations()
 	releaseKeepPid(c.Process)
 	if err == nil {
 		c.ProcessState = &ProcessState{pid: c.Process.Pid, status: ex.status, rusage: ex.rusage}

@@ -99,6 +99,9 @@ type startRequest struct {
 	// ExtraFiles go to descriptors 3 and up; nothing else of the caller's
 	// reaches the command.
 	ExtraFiles []*os.File
+	// violation is where the backend reports a refusal while the command
+	// runs: the first time it sees it, with Count 1 (see Cmd.noteViolation).
+	violation func(Violation)
 }
 
 // process is a started command.

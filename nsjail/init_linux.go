@@ -92,6 +92,7 @@ func initMain([]string) int {
 	if err := send(conn, reply{Started: true}); err != nil {
 		return 125
 	}
+	s.listener.goLive(conn)
 	go watchLifeline(conn, &s)
 	go forward(signals, pid)
 	if s.guard != nil {
@@ -110,7 +111,8 @@ func initMain([]string) int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped})
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped,
+		Violations: s.listener.report()})
 	return exitCode(status)
 }
 
@@ -231,6 +233,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// not stand in the way of building it.
 	if f := confine(s, stdio[:3], planted.Reachable()); f != nil {
 		return fail(f)
+	}
+	if s.Report {
+		s.listener = listen(s, planted)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {

@@ -37,6 +37,10 @@ type Options struct {
 	Ahead int
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
+	// Report has each sandbox's init watch its command's write calls
+	// through a seccomp listener and report those the policy refuses
+	// (Process.Violations). It needs Seccomp.
+	Report bool
 	// Seccomp is a filter compiled by the seccomp package, loaded on every
 	// command; nil loads none.
 	Seccomp []byte
@@ -87,7 +91,7 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
-		NoGuard: testhook.Disabled(testhook.Guard),
+		NoGuard: testhook.Disabled(testhook.Guard), Report: o.Report && len(o.Seccomp) > 0,
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
 	switch {
 	case o.Bare:
@@ -148,6 +152,9 @@ type Command struct {
 	// ExtraFiles are placed at descriptors 3 and up in the command; no
 	// other descriptor of the caller reaches it.
 	ExtraFiles []*os.File
+	// OnViolation, when set, is called from Wait with each refusal the
+	// first time the init reports it (see Options.Report).
+	OnViolation func(Violation)
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -257,6 +264,9 @@ type Process struct {
 	state   procState
 	osProc  *os.Process
 	dropped []string // what the init did not merge back, with its exit
+
+	onViolation func(Violation)
+	violations  []Violation // what the policy refused, with its exit
 }
 
 // procState is where a Process is in its life.
@@ -277,6 +287,7 @@ func (p *Process) exec(c *Command) error {
 	}
 	err := p.call(req, files, func(r *reply) bool { return r.Started })
 	if err == nil {
+		p.onViolation = c.OnViolation
 		p.mu.Lock()
 		if p.state == stateBuilt {
 			p.state = stateRunning
@@ -351,6 +362,10 @@ func exited(pidfd int) bool {
 // that was not merged back into the host or was moved aside, one line each.
 func (p *Process) Dropped() []string { return p.dropped }
 
+// Violations returns, after Wait, what the init saw the command try that
+// the policy refuses, repeats merged (see Options.Report).
+func (p *Process) Violations() []Violation { return p.violations }
+
 // Kill ends the sandbox. Once the command runs, its init is asked to kill
 // every other process (a bare sandbox has no PID namespace to take them
 // along), and then finishes as after any command: what the command wrote
@@ -391,10 +406,11 @@ type Exit struct {
 // command on purpose (a protection it could not keep).
 func (p *Process) Wait() (Exit, error) {
 	defer p.release()
-	var r reply
-	if _, err := recv(p.conn, &r); err == nil && r.Exited {
+	r, err := p.recvExit()
+	if err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
 		p.dropped = r.Dropped
+		p.violations = r.Violations
 		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
 			return ex, r.Fail.err()
@@ -416,6 +432,23 @@ func (p *Process) Wait() (Exit, error) {
 		return Exit{}, &Error{Layer: LayerInit, Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
 	}
 	return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
+}
+
+// recvExit reads the init's messages up to its report of the command's
+// exit, handing each refusal sent meanwhile to onViolation.
+func (p *Process) recvExit() (reply, error) {
+	for {
+		var r reply
+		if _, err := recv(p.conn, &r); err != nil {
+			return r, err
+		}
+		if r.Violation == nil {
+			return r, nil
+		}
+		if p.onViolation != nil {
+			p.onViolation(*r.Violation)
+		}
+	}
 }
 
 func describeStatus(ws syscall.WaitStatus) string {

@@ -41,12 +41,17 @@ type setup struct {
 	// watchMounts): set only by the module's own tests, through
 	// internal/testhook, to show what the guard prevents.
 	NoGuard bool `json:",omitempty"`
+	// Report has the init watch the command's writes and report those the
+	// policy refuses (see listener).
+	Report bool `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
 	// planting is the init's own: what it keeps, while the sandbox is
 	// built, to guard protected names once the command starts (package
 	// internal/guard).
 	planting *guard.Session
+	// listener is the init's own: it reports the command's refused writes.
+	listener *listener
 }
 
 // control is what the caller may send once the command runs.
@@ -81,6 +86,11 @@ type reply struct {
 	// Dropped, with Exited, lists what the command wrote under protected
 	// names that was not merged back or was held (see internal/guard).
 	Dropped []string `json:",omitempty"`
+	// Violation is one refusal, sent while the command runs the first time
+	// it is seen (and only when the socket has room: Violations, with
+	// Exited, is the complete list).
+	Violation  *Violation  `json:",omitempty"`
+	Violations []Violation `json:",omitempty"`
 }
 
 // failure is an error that crossed the socket.
@@ -225,6 +235,21 @@ func send(c *conn, v any, files ...*os.File) error {
 		return os.NewSyscallError("sendmsg", err)
 	}
 	return nil
+}
+
+// sendNoWait sends v unless the socket is full: a caller not reading yet
+// must never stop the one sending.
+func sendNoWait(c *conn, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	for {
+		_, err = unix.SendmsgN(c.fd, b, nil, nil, unix.MSG_DONTWAIT)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // recv reads one message into v and returns the files attached to it. A

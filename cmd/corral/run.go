@@ -39,6 +39,9 @@ type runFlags struct {
 	// outliveParent keeps the command running when the process that
 	// started the CLI dies (--no-die-with-parent).
 	outliveParent bool
+	// report is where --report writes the refusals as JSON lines: a file,
+	// "-" for stderr, or "" for one summary line on stderr.
+	report string
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -65,6 +68,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
 	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
 		"keep the command running when the process that started corral dies (by default it is killed)")
+	fl.StringVar(&f.report, "report", "", "write what the sandbox refused to `FILE` as JSON lines (- for stderr); without it, one summary line on stderr")
 	f.registerConfig(cmd)
 }
 
@@ -211,6 +215,12 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		}
 		defer cancel()
 	}
+	report, err := openReport(f.report)
+	if err != nil {
+		return notStarted(err)
+	}
+	defer report.Close()
+	cfg.Report = true
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(f.configFailure(err))
@@ -241,6 +251,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	}
 	for _, d := range c.Dropped() {
 		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+	}
+	if werr := report.write(c.Report()); werr != nil {
+		fmt.Fprintf(os.Stderr, "corral: --report: %v\n", werr)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
