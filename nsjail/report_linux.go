@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,6 +150,9 @@ func newListener(fd int, j judge) *listener {
 
 // run serves the listener until its descriptor fails.
 func (l *listener) run() {
+	// One thread sleeps in the kernel for the next call and is the one
+	// woken (see seccomp.LoadListener).
+	runtime.LockOSThread()
 	for {
 		n, err := seccomp.Receive(l.fd)
 		if err != nil {

@@ -91,3 +91,12 @@ func idValid(fd int, id uint64) error {
 	}
 	return nil
 }
+
+// setNotifFlags is ioctl(SECCOMP_IOCTL_NOTIF_SET_FLAGS).
+func setNotifFlags(fd int, flags uint64) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, uintptr(flags))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}

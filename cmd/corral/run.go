@@ -41,7 +41,8 @@ type runFlags struct {
 	outliveParent bool
 	// report is where --report writes the refusals as JSON lines: a file,
 	// "-" for stderr, or "" for one summary line on stderr.
-	report string
+	report   string
+	noReport bool // --no-report: no watch, no summary
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -69,6 +70,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
 		"keep the command running when the process that started corral dies (by default it is killed)")
 	fl.StringVar(&f.report, "report", "", "write what the sandbox refused to `FILE` as JSON lines (- for stderr); without it, one summary line on stderr")
+	fl.BoolVar(&f.noReport, "no-report", false, "do not watch the command's writes: no report and no summary line, and no cost per write call")
 	f.registerConfig(cmd)
 }
 
@@ -80,6 +82,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", f.timeout)
+	}
+	if f.noReport && f.report != "" {
+		return usageError("--report and --no-report: choose one")
 	}
 	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
 		return usageError("--fallback %q: want fail or warn", f.fallback)
@@ -220,7 +225,7 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		return notStarted(err)
 	}
 	defer report.Close()
-	cfg.Report = true
+	cfg.Report = !f.noReport
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(f.configFailure(err))
