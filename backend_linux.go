@@ -20,6 +20,7 @@ type linuxBackend struct {
 	jail      *nsjail.Jail
 	changeset *changeset.Changeset // the workspace's overlay, or nil
 	spec      *spec
+	canReport bool // the kernel lets the init watch calls (seccomp listener)
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -48,7 +49,8 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, translate("", err)
 	}
-	return &linuxBackend{jail: j, changeset: s.Changeset, spec: s}, nil
+	canReport := plan.seccomp && seccomp.ListenerSupport() == nil
+	return &linuxBackend{jail: j, changeset: s.Changeset, spec: s, canReport: canReport}, nil
 }
 
 // jailOptions turns a spec and its rung into the jail's options.
@@ -79,7 +81,6 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
 		}
 		o.Seccomp = bpf
-		o.Report = s.Report && seccomp.ListenerSupport() == nil
 	}
 	if bare {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
@@ -101,7 +102,7 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	c := &nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
-		ExtraFiles: req.ExtraFiles,
+		ExtraFiles: req.ExtraFiles, Report: req.report && b.canReport,
 	}
 	if req.violation != nil {
 		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }

@@ -66,6 +66,11 @@ type Cmd struct {
 	// ended: nothing is left that could read it.
 	WaitDelay time.Duration
 
+	// ReportWrites has the sandbox watch this command's writes and list
+	// those it refused in Report, as [Config.Report] does for every
+	// command. Set it before Start.
+	ReportWrites bool
+
 	sb   *Sandbox
 	ctx  context.Context
 	proc process
@@ -143,7 +148,7 @@ func (c *Cmd) Start() (err error) {
 	}
 	req := &startRequest{
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
-		violation: c.noteViolation,
+		violation: c.noteViolation, report: c.ReportWrites || c.sb.spec.Report,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {

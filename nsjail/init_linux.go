@@ -234,7 +234,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	if f := confine(s, stdio[:3], planted.Reachable()); f != nil {
 		return fail(f)
 	}
-	if s.Report {
+	if req.Report && len(s.Seccomp) > 0 {
 		s.listener = listen(s, planted)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}

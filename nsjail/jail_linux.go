@@ -37,10 +37,6 @@ type Options struct {
 	Ahead int
 	// Landlock, when set, is enforced on every command.
 	Landlock *Landlock
-	// Report has each sandbox's init watch its command's write calls
-	// through a seccomp listener and report those the policy refuses
-	// (Process.Violations). It needs Seccomp.
-	Report bool
 	// Seccomp is a filter compiled by the seccomp package, loaded on every
 	// command; nil loads none.
 	Seccomp []byte
@@ -91,7 +87,7 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
-		NoGuard: testhook.Disabled(testhook.Guard), Report: o.Report && len(o.Seccomp) > 0,
+		NoGuard: testhook.Disabled(testhook.Guard),
 	}, netNone: o.NetNone, bare: o.Bare, tempBase: o.TempBase}
 	switch {
 	case o.Bare:
@@ -155,6 +151,11 @@ type Command struct {
 	// OnViolation, when set, is called from Wait with each refusal the
 	// first time the init reports it (see Options.Report).
 	OnViolation func(Violation)
+	// Report has the init watch the command's write calls through a
+	// seccomp listener and report those the policy refuses
+	// (Process.Violations). It needs Options.Seccomp, and a kernel that
+	// passes seccomp.ListenerSupport.
+	Report bool
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -280,7 +281,7 @@ const (
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
-	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles)}
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
 	if len(files) > maxFiles {
 		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}

@@ -41,9 +41,6 @@ type setup struct {
 	// watchMounts): set only by the module's own tests, through
 	// internal/testhook, to show what the guard prevents.
 	NoGuard bool `json:",omitempty"`
-	// Report has the init watch the command's writes and report those the
-	// policy refuses (see listener).
-	Report bool `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
 	// planting is the init's own: what it keeps, while the sandbox is
@@ -68,6 +65,9 @@ type execReq struct {
 	Env   []string
 	Dir   string
 	Extra int `json:",omitempty"`
+	// Report has the init watch the command's writes and report those the
+	// policy refuses (see listener).
+	Report bool `json:",omitempty"`
 }
 
 // reply is what the init says back.

@@ -24,7 +24,7 @@ const (
 // WriteCalls are the calls NotifyProgram stops in the listener on this
 // architecture, by number; nil where there is no table.
 func WriteCalls() map[uint32]WriteCall {
-	if auditArch == 0 {
+	if notifyArch == 0 {
 		return nil
 	}
 	m := make(map[uint32]WriteCall, len(writeCalls)+len(legacyWriteCalls))
@@ -81,26 +81,26 @@ func NotifyProgram() ([]unix.SockFilter, error) {
 	n := 3 + 3*len(flagged) + len(plain)
 	allow, notify := n, n+1
 	prog := []unix.SockFilter{
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
-		jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, auditArch, 1, 2, allow),
-		stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
+		bpfStmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch),
+		jumpTo(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, notifyArch, 1, 2, allow),
+		bpfStmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr),
 	}
 	for _, nr := range flagged {
 		i := len(prog)
 		arg := uint32(offArgs + 8*calls[nr].FlagsArg)
 		prog = append(prog,
-			jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, i+1, i+3),
-			stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, arg),
-			jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, WriteFlags, i+2, notify, allow),
+			jumpTo(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, i+1, i+3),
+			bpfStmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, arg),
+			jumpTo(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, WriteFlags, i+2, notify, allow),
 		)
 	}
 	for _, nr := range plain {
 		i := len(prog)
-		prog = append(prog, jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, notify, i+1))
+		prog = append(prog, jumpTo(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, notify, i+1))
 	}
 	prog = append(prog,
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
-		stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_USER_NOTIF),
+		bpfStmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW),
+		bpfStmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_USER_NOTIF),
 	)
 	if len(prog) != n+2 {
 		return nil, fmt.Errorf("seccomp: notify program has %d instructions, want %d", len(prog), n+2)
@@ -108,12 +108,12 @@ func NotifyProgram() ([]unix.SockFilter, error) {
 	return prog, nil
 }
 
-func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+func bpfStmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
 
 // jump is a conditional jump at index at, to index t when true and f when
 // false. The program is short enough (under 64 instructions) for every
 // offset to fit.
-func jump(code uint16, k uint32, at, t, f int) unix.SockFilter {
+func jumpTo(code uint16, k uint32, at, t, f int) unix.SockFilter {
 	return unix.SockFilter{Code: code, K: k, Jt: uint8(t - at - 1), Jf: uint8(f - at - 1)}
 }
 

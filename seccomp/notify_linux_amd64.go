@@ -2,7 +2,7 @@ package seccomp
 
 import "golang.org/x/sys/unix"
 
-const auditArch = unix.AUDIT_ARCH_X86_64
+const notifyArch = unix.AUDIT_ARCH_X86_64
 
 // legacyWriteCalls are the path calls amd64 keeps beside their *at forms.
 var legacyWriteCalls = map[uint32]WriteCall{

@@ -2,7 +2,7 @@
 
 package seccomp
 
-// auditArch 0: no table of write calls here, and no listener.
-const auditArch = 0
+// notifyArch 0: no table of write calls here, and no listener.
+const notifyArch = 0
 
 var legacyWriteCalls = map[uint32]WriteCall{}
