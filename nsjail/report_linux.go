@@ -90,10 +90,13 @@ func (j *judge) verdict(p string) (ViolationKind, Reason, string) {
 	if h := within(p, j.in.hidden...); h != "" {
 		return KindWrite, ReasonHidden, h
 	}
-	if r := within(p, j.in.readOnly...); r != "" {
-		return KindWrite, ReasonReadOnly, r
+	// The innermost configured path decides: a read-only path under a
+	// writable one stays read-only, a writable one under a read-only one
+	// is writable.
+	root, ro := innermost(p, j.in.writable), innermost(p, j.in.readOnly)
+	if len(ro) > len(root) {
+		return KindWrite, ReasonReadOnly, ro
 	}
-	root := within(p, j.in.writable...)
 	if root == "" {
 		if within(p, j.open...) != "" {
 			return "", "", ""
@@ -121,6 +124,17 @@ func within(p string, bases ...string) string {
 		}
 	}
 	return ""
+}
+
+// innermost returns the longest of bases that p is inside of, or "".
+func innermost(p string, bases []string) string {
+	best := ""
+	for _, b := range bases {
+		if len(b) > len(best) && pathtree.Within(p, b) {
+			best = b
+		}
+	}
+	return best
 }
 
 // protectedName is the protected name an entry bound read-only carries:

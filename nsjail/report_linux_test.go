@@ -10,8 +10,8 @@ import (
 
 func TestVerdict(t *testing.T) {
 	in := pathsView{
-		writable:  []string{"/ws", "/data"},
-		readOnly:  []string{"/ws/.agent"},
+		writable:  []string{"/ws", "/data", "/base/ws"},
+		readOnly:  []string{"/ws/.agent", "/base"},
 		hidden:    []string{"/home/u/.ssh"},
 		protected: []string{".vscode", ".bashrc"},
 	}
@@ -31,6 +31,8 @@ func TestVerdict(t *testing.T) {
 		{"outside", full, "/etc/passwd", KindWrite, ReasonOutside, ""},
 		{"a sibling sharing a prefix", full, "/wsx/a", KindWrite, ReasonOutside, ""},
 		{"read-only under the workspace", full, "/ws/.agent/state", KindWrite, ReasonReadOnly, "/ws/.agent"},
+		{"writable under a read-only parent", full, "/base/ws/f", "", "", ""},
+		{"beside it in the read-only parent", full, "/base/other", KindWrite, ReasonReadOnly, "/base"},
 		{"hidden", full, "/home/u/.ssh/config", KindWrite, ReasonHidden, "/home/u/.ssh"},
 		{"stdout by name", full, "/dev/stdout", "", "", ""},
 		{"own descriptor", full, "/proc/self/fd/1", "", "", ""},
