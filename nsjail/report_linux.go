@@ -173,6 +173,10 @@ func (l *listener) run() {
 			if errors.Is(err, unix.ENOENT) {
 				continue // the thread died before we took the call
 			}
+			// Unanswered, the command's writes would wait for ever; with
+			// the listener closed they fail with ENOSYS instead. Receive
+			// fails only on a descriptor that is not a listener.
+			unix.Close(l.fd)
 			return
 		}
 		l.serve(n)
