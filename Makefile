@@ -72,6 +72,7 @@ bench: build
 	@scripts/bench-git.sh
 	@scripts/bench-egress.sh
 	@scripts/bench-srt.sh
+	@scripts/bench-report.sh
 
 clean:
 	rm -rf $(BIN)

@@ -25,6 +25,8 @@ type linuxBackend struct {
 	// one (the landlock rung) hostProxy serves them all.
 	egress    *egressPolicy
 	hostProxy *hostProxy
+	spec      *spec
+	canReport bool // the kernel lets the init watch calls (seccomp listener)
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -53,7 +55,8 @@ func newBackend(s *spec) (backend, error) {
 	if plan.rung == RungNone {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
-	b := &linuxBackend{changeset: s.Changeset, egress: s.Egress}
+	b := &linuxBackend{changeset: s.Changeset, egress: s.Egress, spec: s,
+		canReport: plan.seccomp && seccomp.ListenerSupport() == nil}
 	if s.Egress != nil && plan.rung == RungLandlock {
 		if b.hostProxy, err = newHostProxy(s.Egress, s.refused); err != nil {
 			return nil, err
@@ -154,7 +157,10 @@ func (b *linuxBackend) start(req *startRequest) (process, error) {
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	c := &nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
-		ExtraFiles: req.ExtraFiles,
+		ExtraFiles: req.ExtraFiles, Report: req.report && b.canReport,
+	}
+	if req.violation != nil {
+		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }
 	}
 	switch {
 	case b.hostProxy != nil:
@@ -166,7 +172,7 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	if err != nil {
 		return nil, translate(req.Name, err)
 	}
-	return jailProcess{p, req.Name}, nil
+	return jailProcess{p, req.Name, b.spec}, nil
 }
 
 // jailProcess is a sandbox as the package's process. A sandbox that failed
@@ -175,6 +181,16 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 type jailProcess struct {
 	*nsjail.Process
 	name string
+	spec *spec
+}
+
+// Violations are the refusals the init reported, in the caller's words.
+func (p jailProcess) Violations() []Violation {
+	var out []Violation
+	for _, v := range p.Process.Violations() {
+		out = append(out, p.spec.violation(v))
+	}
+	return out
 }
 
 func (p jailProcess) Wait() (exit, error) {

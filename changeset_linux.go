@@ -60,6 +60,14 @@ func (p *lockedProcess) Dropped() []string {
 	return nil
 }
 
+// Violations passes on what the sandbox reports.
+func (p *lockedProcess) Violations() []Violation {
+	if r, ok := p.process.(reporter); ok {
+		return r.Violations()
+	}
+	return nil
+}
+
 // LimitsHit passes on what the sandbox reports.
 func (p *lockedProcess) LimitsHit() []limits.Name {
 	if h, ok := p.process.(limitHitter); ok {

@@ -68,6 +68,11 @@ type Cmd struct {
 	// ended: nothing is left that could read it.
 	WaitDelay time.Duration
 
+	// ReportWrites has the sandbox watch this command's writes and list
+	// those it refused in Report, as [Config.Report] does for every
+	// command. Set it before Start.
+	ReportWrites bool
+
 	sb   *Sandbox
 	ctx  context.Context
 	proc process
@@ -82,7 +87,7 @@ type Cmd struct {
 	inDone      chan error // the Stdin copier finished, with its error
 	ctxResult   chan ctxResult
 	exited      atomic.Bool // the backend's Wait returned: the sandbox is released
-	violations  violationLog
+	report      violations  // what the sandbox refused the command
 }
 
 // ErrWaitDelay is returned by Wait when the command exited but its output
@@ -146,7 +151,8 @@ func (c *Cmd) Start() (err error) {
 	}
 	req := &startRequest{
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
-		Refused: c.recordViolation,
+		Refused:   c.recordViolation,
+		violation: c.noteViolation, report: c.ReportWrites || c.sb.spec.Report,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {
@@ -206,6 +212,7 @@ func (c *Cmd) Wait() error {
 	// after exited is set so that a Cancel calling Process.Kill from here
 	// on counts as finding the command done.
 	c.exited.Store(true)
+	c.collectViolations()
 	releaseKeepPid(c.Process)
 	if err == nil {
 		c.ProcessState = &ProcessState{pid: c.Process.Pid, status: ex.status, rusage: ex.rusage}

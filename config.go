@@ -170,6 +170,18 @@ type Config struct {
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
 	Logf func(format string, args ...any)
+	// Report has the sandbox tell what it refused each command: writes
+	// outside the writable paths, under read-only, hidden or protected ones,
+	// and what other layers report (see [Violation]). [Cmd.Report] returns
+	// the list after Wait. The kernel still decides every call; the report
+	// only says what it refused, and costs each write-intent call a round
+	// trip to the sandbox's init (see the package documentation).
+	Report bool
+	// OnViolation, when set, receives each refusal the first time it is
+	// seen, while the command runs where the backend allows (from the
+	// goroutine in Wait), else when it exits. It implies Report. It must
+	// not block for long.
+	OnViolation func(Violation)
 }
 
 // ProtectedNames returns the names, relative to each writable root, of the
@@ -211,7 +223,9 @@ type spec struct {
 	logf        func(format string, args ...any)
 	// refused receives the refusals of a proxy the sandbox's commands
 	// share (Sandbox.recordViolation).
-	refused func(Violation)
+	refused     func(Violation)
+	Report      bool
+	onViolation func(Violation)
 
 	// DefaultHidden are the credential stores hidden by default, also
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
@@ -249,7 +263,8 @@ func aheadOf(n int) int {
 // resolve validates c and canonicalizes its paths. It touches the filesystem
 // (to resolve symlinks) but nothing else.
 func (c Config) resolve() (*spec, error) {
-	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), IdleTimeout: idleTimeoutOf(c.IdleTimeout), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
+	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), IdleTimeout: idleTimeoutOf(c.IdleTimeout), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace,
+		Report: c.Report || c.OnViolation != nil, onViolation: c.OnViolation}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
 	}

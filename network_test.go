@@ -89,13 +89,13 @@ func TestSetNetworkRules(t *testing.T) {
 
 func TestViolationLogCountsRepeatsAndLogsTheFirst(t *testing.T) {
 	var lines []string
-	sb := &Sandbox{logf: func(f string, a ...any) { lines = append(lines, f) }}
+	sb := &Sandbox{logf: func(f string, a ...any) { lines = append(lines, f) }, spec: &spec{}}
 	c := &Cmd{sb: sb}
 	v := Violation{Kind: ViolationNetwork, Target: "evil.example:443", Rule: "not in allowed domains", Count: 1}
 	c.recordViolation(v)
 	c.recordViolation(v)
 	c.recordViolation(Violation{Kind: ViolationNetwork, Target: "evil.example:80", Rule: "not in allowed domains"})
-	got := c.violations.all()
+	got := c.Report()
 	require.Len(t, got, 2)
 	assert.Equal(t, 2, got[0].Count)
 	assert.Equal(t, 1, got[1].Count)

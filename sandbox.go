@@ -111,6 +111,11 @@ type startRequest struct {
 	ExtraFiles []*os.File
 	// Refused receives what the sandbox refused the command.
 	Refused func(Violation)
+	// violation is where the backend reports a refusal while the command
+	// runs: the first time it sees it, with Count 1 (see Cmd.noteViolation).
+	violation func(Violation)
+	// report asks the backend to watch the command's writes.
+	report bool
 }
 
 // process is a started command.

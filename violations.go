@@ -2,8 +2,9 @@ package corral
 
 import "sync"
 
-// violationLog collects what a sandbox refused: repeats of the same kind,
-// target and rule are one Violation with a Count.
+// violationLog collects what a sandbox's shared proxy refused (the
+// landlock and seatbelt rungs), when no single command can be named:
+// repeats of the same kind, target and rule are one Violation with a Count.
 type violationLog struct {
 	mu   sync.Mutex
 	list []Violation
@@ -30,16 +31,6 @@ func (l *violationLog) all() []Violation {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]Violation(nil), l.list...)
-}
-
-// recordViolation is where every refusal of a command's sandbox arrives
-// (today the network proxy's). The first of each kind, target and rule is
-// said in one line through Config.Logf, which the CLI prints on stderr:
-// "corral: blocked evil.example:443 (not in allowed domains)".
-func (c *Cmd) recordViolation(v Violation) {
-	if c.violations.add(v) {
-		c.sb.logf("%s", violationLine(v))
-	}
 }
 
 // recordViolation is where the refusals of a proxy shared by the

@@ -19,6 +19,21 @@
 // dies, even by SIGKILL, the socket closes and the init exits, which ends its
 // PID namespace and every process in it.
 //
+// # Violation reports
+//
+// When a command asks for it ([Command].Report), the init stacks a second
+// seccomp filter on the command that stops its write-intent calls in a
+// listener the init serves. Each call goes on unchanged at once
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the mount tree and Landlock decide it,
+// as without a listener. The listener reads the path the call names, a hint
+// since the command owns that memory, and judges it from the sandbox's own
+// configured paths (outside the writable ones, read-only, hidden, a
+// protected entry); what the policy refuses is recorded, repeats counted,
+// at most a few hundred distinct entries, and reported with the exit
+// ([Process].Violations) and as it is first seen ([Command].OnViolation).
+// The listener never refuses a call, so a misread path can make the report
+// wrong, never a write succeed.
+//
 // This package is an implementation part of corral, top-level so its
 // design can be read and tested on its own. It carries no compatibility
 // promise: its API changes with corral's needs. Programs use package

@@ -130,6 +130,7 @@ func runInit() int {
 	if err := send(conn, reply{Started: true}); err != nil {
 		return 125
 	}
+	s.listener.goLive(conn)
 	go watchLifeline(conn, &s)
 	go forward(signals, pid)
 	if s.guard != nil {
@@ -149,7 +150,8 @@ func runInit() int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped, Hits: hits})
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped, Hits: hits,
+		Violations: s.listener.report()})
 	return exitCode(status)
 }
 
@@ -280,6 +282,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// not stand in the way of building it.
 	if f := confine(s, stdio[:3], planted.Reachable()); f != nil {
 		return fail(f)
+	}
+	if req.Report && len(s.Seccomp) > 0 {
+		s.listener = listen(s, planted)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
 	if s.Bare {

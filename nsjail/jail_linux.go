@@ -197,6 +197,14 @@ type Command struct {
 	// the command with, naming the ports, and a function called once the
 	// sandbox is released, which must end whatever it serves.
 	Serve func(listeners []*os.File, env []string) ([]string, func(), error)
+	// OnViolation, when set, is called from Wait with each refusal the
+	// first time the init reports it (see Options.Report).
+	OnViolation func(Violation)
+	// Report has the init watch the command's write calls through a
+	// seccomp listener and report those the policy refuses
+	// (Process.Violations). It needs Options.Seccomp, and a kernel that
+	// passes seccomp.ListenerSupport.
+	Report bool
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -336,6 +344,9 @@ type Process struct {
 	dropped []string      // what the init did not merge back, with its exit
 	hits    []limits.Name // the limits the command ran into, with its exit
 	cgroup  *limits.Cgroup
+
+	onViolation func(Violation)
+	violations  []Violation // what the policy refused, with its exit
 }
 
 // procState is where a Process is in its life.
@@ -349,7 +360,7 @@ const (
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
-	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles)}
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
 	if len(files) > maxFiles {
 		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}
@@ -359,6 +370,7 @@ func (p *Process) exec(c *Command) error {
 	}
 	_, err := p.call(req, files, func(r *reply) bool { return r.Started })
 	if err == nil {
+		p.onViolation = c.OnViolation
 		p.mu.Lock()
 		if p.state == stateBuilt {
 			p.state = stateRunning
@@ -473,6 +485,10 @@ func mergeHits(a, b []limits.Name) []limits.Name {
 // that was not merged back into the host or was moved aside, one line each.
 func (p *Process) Dropped() []string { return p.dropped }
 
+// Violations returns, after Wait, what the init saw the command try that
+// the policy refuses, repeats merged (see Options.Report).
+func (p *Process) Violations() []Violation { return p.violations }
+
 // Kill ends the sandbox. Once the command runs, its init is asked to kill
 // every other process (a bare sandbox has no PID namespace to take them
 // along), and then finishes as after any command: what the command wrote
@@ -513,14 +529,15 @@ type Exit struct {
 // command on purpose (a protection it could not keep).
 func (p *Process) Wait() (Exit, error) {
 	defer p.release()
-	var r reply
-	if _, err := recv(p.conn, &r); err == nil && r.Exited {
+	r, err := p.recvExit()
+	if err == nil && r.Exited {
 		// The init killed and reaped everything else before reporting.
 		p.dropped = r.Dropped
 		p.hits = r.Hits
 		if p.cgroup != nil {
 			p.hits = mergeHits(p.hits, p.cgroup.Hits())
 		}
+		p.violations = r.Violations
 		ex := Exit{Status: syscall.WaitStatus(r.Status), Rusage: r.Rusage}
 		if r.Fail != nil {
 			return ex, r.Fail.err()
@@ -542,6 +559,23 @@ func (p *Process) Wait() (Exit, error) {
 		return Exit{}, &Error{Layer: LayerInit, Err: fmt.Errorf("died while the command ran (%s); the command was killed with it", describeStatus(ws))}
 	}
 	return Exit{Status: syscall.WaitStatus(unix.SIGKILL)}, nil
+}
+
+// recvExit reads the init's messages up to its report of the command's
+// exit, handing each refusal sent meanwhile to onViolation.
+func (p *Process) recvExit() (reply, error) {
+	for {
+		var r reply
+		if _, err := recv(p.conn, &r); err != nil {
+			return r, err
+		}
+		if r.Violation == nil {
+			return r, nil
+		}
+		if p.onViolation != nil {
+			p.onViolation(*r.Violation)
+		}
+	}
 }
 
 func describeStatus(ws syscall.WaitStatus) string {

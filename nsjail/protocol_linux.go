@@ -63,6 +63,8 @@ type setup struct {
 	// built, to guard protected names once the command starts (package
 	// internal/guard).
 	planting *guard.Session
+	// listener is the init's own: it reports the command's refused writes.
+	listener *listener
 }
 
 // control is what the caller may send once the command runs.
@@ -79,6 +81,9 @@ type execReq struct {
 	Env   []string
 	Dir   string
 	Extra int `json:",omitempty"`
+	// Report has the init watch the command's writes and report those the
+	// policy refuses (see listener).
+	Report bool `json:",omitempty"`
 }
 
 // reply is what the init says back. A Ready reply of a sandbox with
@@ -100,6 +105,11 @@ type reply struct {
 	Dropped []string `json:",omitempty"`
 	// Hits, with Exited, are the limits the command ran into.
 	Hits []limits.Name `json:",omitempty"`
+	// Violation is one refusal, sent while the command runs the first time
+	// it is seen (and only when the socket has room: Violations, with
+	// Exited, is the complete list).
+	Violation  *Violation  `json:",omitempty"`
+	Violations []Violation `json:",omitempty"`
 }
 
 // failure is an error that crossed the socket.
@@ -244,6 +254,21 @@ func send(c *conn, v any, files ...*os.File) error {
 		return os.NewSyscallError("sendmsg", err)
 	}
 	return nil
+}
+
+// sendNoWait sends v unless the socket is full: a caller not reading yet
+// must never stop the one sending.
+func sendNoWait(c *conn, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	for {
+		_, err = unix.SendmsgN(c.fd, b, nil, nil, unix.MSG_DONTWAIT)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // recv reads one message into v and returns the files attached to it. A

@@ -37,6 +37,16 @@
 // A build without the tag on an architecture with nothing generated
 // compiles, and [Filter] and [Compile] report [ErrUnavailable].
 //
+// # Watching writes
+//
+// [NotifyProgram] is a second, small program, built in Go from the table of
+// write-intent calls ([WriteCalls]) rather than generated: it refuses
+// nothing, and stops those calls (opens only when their flags ask to
+// write) in a listener ([LoadListener]) that answers with [Continue]. Loaded
+// on top of the policy's filter, it never weakens it: the kernel takes the
+// strictest answer of all filters, and a refusal outranks a notification.
+// The sandbox's init uses it to report what the command tried to write.
+//
 // # Limitations
 //
 // A filter sees register values, not memory: clone3's flags sit in a

@@ -49,14 +49,11 @@ func (s Shield) Load() error {
 	return nil
 }
 
-// Return values and offsets into struct seccomp_data.
+// Return values (the offsets into struct seccomp_data are notify's).
 const (
 	shieldAllow = unix.SECCOMP_RET_ALLOW
 	shieldKill  = unix.SECCOMP_RET_KILL_PROCESS
 	shieldEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	offNr       = 0
-	offArch     = 4
-	offArgs     = 16
 	x32Bit      = 0x4000_0000
 )
 

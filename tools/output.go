@@ -31,6 +31,9 @@ type ShellOutput struct {
 	StderrCut int64 `json:"stderr_truncated_bytes,omitempty"`
 	// Duration is how long the command ran.
 	Duration time.Duration `json:"-"`
+	// Refused is one line saying what the sandbox refused the command
+	// (corral.Summary of Cmd.Report), or empty.
+	Refused string `json:"refused,omitempty"`
 }
 
 // ExecOutput is the result of Exec, which reports the same things as Shell.
@@ -51,6 +54,9 @@ func (o *ShellOutput) Format() string {
 	writeStream(&b, "stderr", o.Stderr)
 	if o.Stdout == "" && o.Stderr == "" {
 		b.WriteString("(no output)\n")
+	}
+	if o.Refused != "" {
+		fmt.Fprintf(&b, "--- sandbox ---\nThe sandbox %s. These are its rules, not errors to work around.\n", o.Refused)
 	}
 	return b.String()
 }

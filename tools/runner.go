@@ -108,11 +108,15 @@ func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) 
 	if inv.stdin != "" {
 		cmd.Stdin = strings.NewReader(inv.stdin)
 	}
+	// The model acts on what it is told was refused: without it, "Read-only
+	// file system" sends it looking for a way around the sandbox.
+	cmd.ReportWrites = true
 	start := time.Now()
 	err := cmd.Run()
 	out := &ShellOutput{Timeout: inv.timeout, Duration: time.Since(start)}
 	out.Stdout, out.StdoutCut = stdout.result()
 	out.Stderr, out.StderrCut = stderr.result()
+	out.Refused = corral.Summary(cmd.Report())
 	if err := exitStatus(tctx, ctx, out, err); err != nil {
 		return nil, err
 	}

@@ -444,3 +444,26 @@ func TestFormerlyFilteredCommandsRun(t *testing.T) {
 		})
 	}
 }
+
+// The model is told, after the output, what the sandbox refused the
+// command; a command refused nothing gets no such line.
+func TestShellOutputSaysWhatWasRefused(t *testing.T) {
+	in := newInstance(t, corral.ModeEnabled)
+	target := filepath.Join(in.data, "config.toml")
+	out, err := in.shell.Run(context.Background(), ShellArgs{Command: "echo changed > " + target})
+	require.NoError(t, err)
+	assert.False(t, out.Success)
+	assert.Contains(t, out.Refused, "refused 1 write (read-only by --read-only ")
+	assert.Contains(t, out.Format(), "--- sandbox ---\nThe sandbox refused 1 write (read-only by --read-only ")
+	assert.Contains(t, out.Format(), "e.g. "+target)
+
+	out, err = in.exec.Run(context.Background(), ExecArgs{Program: "mkdir", Args: []string{filepath.Join(in.outside, "d")}})
+	require.NoError(t, err)
+	assert.Contains(t, out.Refused, "refused 1 write")
+
+	out, err = in.shell.Run(context.Background(), ShellArgs{Command: "echo fine > notes2.txt"})
+	require.NoError(t, err)
+	assert.True(t, out.Success)
+	assert.Empty(t, out.Refused)
+	assert.NotContains(t, out.Format(), "--- sandbox ---")
+}

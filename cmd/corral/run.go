@@ -47,6 +47,10 @@ type runFlags struct {
 	// outliveParent keeps the command running when the process that
 	// started the CLI dies (--no-die-with-parent).
 	outliveParent bool
+	// report is where --report writes the refusals as JSON lines: a file,
+	// "-" for stderr, or "" for one summary line on stderr.
+	report   string
+	noReport bool // --no-report: no watch, no summary
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
@@ -77,6 +81,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
 		"keep the command running when the process that started corral dies (by default it is killed)")
 	f.registerLimits(cmd)
+	fl.StringVar(&f.report, "report", "", "write what the sandbox refused to `FILE` as JSON lines (- for stderr); without it, one summary line on stderr")
+	fl.BoolVar(&f.noReport, "no-report", false, "do not watch the command's writes: no report and no summary line, and no cost per write call")
 	f.registerConfig(cmd)
 }
 
@@ -90,6 +96,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", f.timeout)
+	}
+	if f.noReport && f.report != "" {
+		return usageError("--report and --no-report: choose one")
 	}
 	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
 		return usageError("--fallback %q: want fail or warn", f.fallback)
@@ -232,6 +241,12 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		}
 		defer cancel()
 	}
+	report, err := openReport(f.report)
+	if err != nil {
+		return notStarted(err)
+	}
+	defer report.Close()
+	cfg.Report = !f.noReport
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return notStarted(f.configFailure(err))
@@ -264,6 +279,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	}
 	for _, v := range c.LimitsHit() {
 		fmt.Fprintf(os.Stderr, "corral: hit the %s limit (%s)\n", v.Target, v.Rule)
+	}
+	if werr := report.write(c.Report()); werr != nil {
+		fmt.Fprintf(os.Stderr, "corral: --report: %v\n", werr)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)

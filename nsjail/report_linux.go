@@ -1,0 +1,326 @@
+package nsjail
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/internal/pathtree"
+	"github.com/corralhq/corral/internal/tally"
+	"github.com/corralhq/corral/seccomp"
+)
+
+// Violation is one thing the kernel was asked to do that the sandbox's
+// policy refuses, as the init's listener saw it, with how often.
+type Violation struct {
+	Kind    ViolationKind
+	Path    string
+	Reason  Reason
+	Match   string `json:",omitempty"` // the configured path or name that refuses it
+	Process string `json:",omitempty"`
+	Count   int
+}
+
+// ViolationKind is a Violation's kind, as package corral names it.
+type ViolationKind string
+
+const (
+	KindWrite ViolationKind = "write"
+	KindPlant ViolationKind = "plant"
+)
+
+// Reason is why the policy refuses a path.
+type Reason string
+
+const (
+	ReasonOutside   Reason = "outside"   // under no writable path
+	ReasonReadOnly  Reason = "read-only" // under a read-only path (Match)
+	ReasonHidden    Reason = "hidden"    // under a hidden path (Match)
+	ReasonProtected Reason = "protected" // a protected entry (Match, the name)
+	// ReasonOmitted stands for what did not fit in the report: Count is
+	// how many calls of the kind went unlisted.
+	ReasonOmitted Reason = "omitted"
+)
+
+// maxViolations bounds the distinct entries the init keeps: the command
+// chooses the paths it tries, and must not choose the init's memory. Past
+// it, calls are only counted, one entry per kind.
+const maxViolations = 256
+
+// maxReportedPath bounds the length of a path in the report.
+const maxReportedPath = 512
+
+type violationKey struct {
+	kind   ViolationKind
+	path   string
+	reason Reason
+}
+
+// judge decides, from the sandbox's configured paths alone, whether the
+// kernel will refuse a write to a path: the mount tree and Landlock are
+// built from the same lists, and stay the enforcers.
+type judge struct {
+	in        pathsView
+	bare      bool
+	protected []string // full rung: the entries bound read-only at start
+	open      []string // writable beyond the configured roots
+}
+
+type pathsView struct {
+	writable, readOnly, hidden, protected []string
+}
+
+// verdict classifies a write to p, an absolute clean path as the command
+// named it.
+func (j *judge) verdict(p string) (ViolationKind, Reason, string) {
+	if within(p, "/proc", "/dev") != "" {
+		// Descriptors reopened by name (/dev/stdout, /proc/self/fd/N),
+		// terminals and devices: what they lead to is not in the name.
+		return "", "", ""
+	}
+	if h := within(p, j.in.hidden...); h != "" {
+		return KindWrite, ReasonHidden, h
+	}
+	// The innermost configured path decides: a read-only path under a
+	// writable one stays read-only, a writable one under a read-only one
+	// is writable.
+	root, ro := innermost(p, j.in.writable), innermost(p, j.in.readOnly)
+	if len(ro) > len(root) {
+		return KindWrite, ReasonReadOnly, ro
+	}
+	if root == "" {
+		if within(p, j.open...) != "" {
+			return "", "", ""
+		}
+		return KindWrite, ReasonOutside, ""
+	}
+	if e := within(p, j.protected...); e != "" {
+		return KindPlant, ReasonProtected, protectedName(e)
+	}
+	if j.bare {
+		for _, name := range j.in.protected {
+			if pathtree.Within(p, path.Join(root, name)) {
+				return KindPlant, ReasonProtected, name
+			}
+		}
+	}
+	return "", "", ""
+}
+
+// within returns the first of bases that p is inside of, or "".
+func within(p string, bases ...string) string {
+	for _, b := range bases {
+		if pathtree.Within(p, b) {
+			return b
+		}
+	}
+	return ""
+}
+
+// innermost returns the longest of bases that p is inside of, or "".
+func innermost(p string, bases []string) string {
+	best := ""
+	for _, b := range bases {
+		if len(b) > len(best) && pathtree.Within(p, b) {
+			best = b
+		}
+	}
+	return best
+}
+
+// protectedName is the protected name an entry bound read-only carries:
+// its last component (".vscode" of /ws/sub/.vscode).
+func protectedName(entry string) string { return path.Base(entry) }
+
+// listener answers the calls the notify filter stops: each goes on at
+// once, as the kernel decides, and those the policy refuses are recorded.
+type listener struct {
+	fd      int
+	initTid int // the init's own thread, whose calls are no command's
+	calls   map[uint32]seccomp.WriteCall
+	judge   judge
+	conn    *conn
+	live    atomic.Bool // the caller has the command: refusals may be sent as they come
+
+	mu  sync.Mutex
+	log *tally.Log[violationKey, Violation]
+}
+
+func newListener(fd int, j judge) *listener {
+	return &listener{
+		fd: fd, initTid: unix.Gettid(), calls: seccomp.WriteCalls(), judge: j,
+		log: tally.New[violationKey, Violation](maxViolations),
+	}
+}
+
+// run serves the listener until its descriptor fails.
+func (l *listener) run() {
+	// One thread sleeps in the kernel for the next call and is the one
+	// woken (see seccomp.LoadListener).
+	runtime.LockOSThread()
+	for {
+		n, err := seccomp.Receive(l.fd)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // the thread died before we took the call
+			}
+			// Unanswered, the command's writes would wait for ever; with
+			// the listener closed they fail with ENOSYS instead. Receive
+			// fails only on a descriptor that is not a listener.
+			unix.Close(l.fd)
+			return
+		}
+		l.serve(n)
+	}
+}
+
+// serve reads what call n names, lets it go on, then judges it. The names
+// are read before the call goes on, while the thread waits, and are hints:
+// another thread of the command may change the memory meanwhile.
+func (l *listener) serve(n seccomp.Notification) {
+	call, ok := l.calls[n.Nr]
+	if !ok || n.Pid == l.initTid {
+		seccomp.Continue(l.fd, n.ID)
+		return
+	}
+	paths := l.paths(n, call)
+	seccomp.Continue(l.fd, n.ID)
+	for _, p := range paths {
+		if kind, reason, match := l.judge.verdict(p); kind != "" {
+			l.record(Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match, Process: comm(n.Pid)})
+		}
+	}
+}
+
+// paths are the absolute names call n writes, as its thread gave them.
+func (l *listener) paths(n seccomp.Notification, call seccomp.WriteCall) []string {
+	if call.Name == "openat2" && !openHowWrites(n) {
+		return nil
+	}
+	var out []string
+	for _, a := range call.Paths {
+		p, ok := seccomp.ReadString(n.Pid, n.Args[a.Path], unix.PathMax)
+		if !ok || p == "" {
+			continue // an empty path names the descriptor (AT_EMPTY_PATH)
+		}
+		if !path.IsAbs(p) {
+			dir := "cwd"
+			if a.Dir >= 0 && int32(n.Args[a.Dir]) != unix.AT_FDCWD {
+				dir = "fd/" + strconv.Itoa(int(int32(n.Args[a.Dir])))
+			}
+			base, err := os.Readlink("/proc/" + strconv.Itoa(n.Pid) + "/" + dir)
+			if err != nil || !path.IsAbs(base) {
+				continue // a directory that has no name here ("pipe:", deleted)
+			}
+			p = path.Join(base, p)
+		}
+		out = append(out, path.Clean(p))
+	}
+	return out
+}
+
+// openHowWrites reads openat2's flags (the first field of struct
+// open_how) and tells whether they ask to write. Unreadable flags count
+// as a write: a hint like any other.
+func openHowWrites(n seccomp.Notification) bool {
+	var b [8]byte
+	if !seccomp.ReadMemory(n.Pid, n.Args[2], b[:]) {
+		return true
+	}
+	return binary.NativeEndian.Uint64(b[:])&seccomp.WriteFlags != 0
+}
+
+// record adds v to the log, and sends it to the caller at once when it is
+// new and the caller already has the command.
+func (l *listener) record(v Violation) {
+	l.mu.Lock()
+	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason}, v, 1)
+	if !kept {
+		l.log.Overflow(violationKey{v.Kind, "", ReasonOmitted}, Violation{Kind: v.Kind, Reason: ReasonOmitted}, 1)
+	}
+	l.mu.Unlock()
+	if isNew && kept && l.live.Load() {
+		v.Count = 1
+		sendNoWait(l.conn, reply{Violation: &v})
+	}
+}
+
+// report returns the violations recorded so far, with their counts.
+func (l *listener) report() []Violation {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Violation
+	for _, it := range l.log.Items() {
+		v := it.Value
+		v.Count = it.Count
+		out = append(out, v)
+	}
+	return out
+}
+
+// comm is the name of thread pid's process, as the kernel shows it.
+func comm(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+func truncate(p string) string {
+	if len(p) <= maxReportedPath {
+		return p
+	}
+	return p[:maxReportedPath] + "…"
+}
+
+// listen puts the notify filter on the calling thread, on top of the
+// policy's, and starts answering it. Reporting is no protection: where the
+// kernel cannot stop calls in a listener, the command runs unwatched and
+// the report stays empty.
+//
+// Preconditions: must be called with the OS thread locked, after confine.
+func listen(s *setup, planted *guard.Session) *listener {
+	prog, err := seccomp.NotifyProgram()
+	if err != nil {
+		return nil
+	}
+	fd, err := seccomp.LoadListener(prog)
+	if err != nil {
+		return nil
+	}
+	j := judge{
+		in:   pathsView{writable: s.Paths.Writable, readOnly: s.Paths.ReadOnly, hidden: s.Paths.Hidden, protected: s.Paths.Protected},
+		bare: s.Bare,
+		open: []string{"/tmp", "/dev/shm"},
+	}
+	if s.Bare {
+		j.open = []string{s.TmpDir}
+	} else {
+		j.protected = planted.ReadOnly()
+	}
+	l := newListener(fd, j)
+	go l.run()
+	return l
+}
+
+// goLive lets the listener send refusals as they come, once the caller
+// has the command (and reads its messages).
+func (l *listener) goLive(c *conn) {
+	if l != nil {
+		l.conn = c
+		l.live.Store(true)
+	}
+}
