@@ -75,7 +75,7 @@ func (c *Cmd) Report() []Violation { return c.report.list() }
 // evil.example:443 (not in allowed domains)".
 func (c *Cmd) recordViolation(v Violation) {
 	if c.report.add(v) {
-		if v.Kind == ViolationNetwork && c.sb != nil {
+		if v.Kind == ViolationNetwork && c.sb != nil && c.sb.logf != nil {
 			c.sb.logf("%s", violationLine(v))
 		}
 		c.callOnViolation(v)
