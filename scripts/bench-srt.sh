@@ -15,13 +15,13 @@ set -euo pipefail
 corral=${1:-bin/corral}
 runs=${HYPERFINE_RUNS:-50}
 
-die() { echo "bench-egress: $*" >&2; exit 1; }
+die() { echo "bench-srt: $*" >&2; exit 1; }
 for tool in hyperfine curl python3 awk; do
   command -v "$tool" >/dev/null || die "$tool not found on PATH"
 done
 [ -x "$corral" ] || die "$corral not built (run make build)"
 
-dir=$(mktemp -d /tmp/corral-bench-egress.XXXXXX)
+dir=$(mktemp -d /tmp/corral-bench-srt.XXXXXX)
 server=
 cleanup() {
   [ -n "$server" ] && kill "$server" 2>/dev/null
