@@ -69,6 +69,7 @@ bench: build
 	@scripts/deps.sh test bench
 	@scripts/bench.sh
 	@scripts/bench-git.sh
+	@scripts/bench-egress.sh
 	@scripts/bench-srt.sh
 
 clean:

@@ -30,6 +30,10 @@ func (e *resolveError) Unwrap() error { return e.err }
 // upstream proxy when there is one for t, else directly to an address it
 // resolves itself. A refusal is a *refusalError.
 func (p *Proxy) connect(ctx context.Context, rules *Rules, t target, via string) (*link, error) {
+	// One bound for the lookup and every attempt: an injected resolver
+	// has no timeout of its own.
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
 	if p.upstream.use(t) {
 		return p.upstream.connect(ctx, &p.dialer, t)
 	}

@@ -128,7 +128,10 @@ func (r *running) connect(t testing.TB, addr string) (net.Conn, string, string) 
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	require.NoError(t, err)
 	if resp.StatusCode == http.StatusOK {
-		require.Zero(t, br.Buffered())
+		if n := br.Buffered(); n > 0 {
+			early, _ := br.Peek(n)
+			return &prefixConn{Conn: c, prefix: early}, resp.Status, ""
+		}
 		return c, resp.Status, ""
 	}
 	body, _ := io.ReadAll(resp.Body)

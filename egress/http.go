@@ -84,7 +84,11 @@ func (p *Proxy) refuseCONNECT(w http.ResponseWriter, r Refusal) {
 		http.Error(w, line, http.StatusForbidden)
 		return
 	}
-	defer c.Close()
+	if !p.addConn(c) {
+		c.Close()
+		return
+	}
+	defer p.hangUp(c)
 	fmt.Fprintf(c, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
 		line, len(line)+1, line)
 }

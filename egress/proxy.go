@@ -169,7 +169,12 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.cancel()
+	// The listeners are closed already: the server's closing them again
+	// is no error.
 	err := p.http.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
 	p.trans.CloseIdleConnections()
 	p.wg.Wait()
 	return err

@@ -3,6 +3,7 @@ package egress
 import (
 	"io"
 	"net"
+	"time"
 )
 
 // relay copies bytes both ways between a client and a destination until
@@ -47,4 +48,18 @@ func pipe(dst, src net.Conn, first []byte) {
 	}
 	dst.Close()
 	src.Close()
+}
+
+// hangUp ends a client connection after a final answer: it half-closes,
+// then reads what the client still sends for a moment before closing.
+// Closing a socket with unread bytes in it sends a reset, and a reset can
+// destroy the answer before the client reads it.
+func (p *Proxy) hangUp(c net.Conn) {
+	defer p.closeConn(c)
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(c, 1<<16))
 }

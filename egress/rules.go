@@ -182,13 +182,18 @@ func (r *Rules) checkName(name string, port int) string {
 	return ""
 }
 
-// inAllowedIPs reports whether a (unmapped) is in an allowed range.
+// inAllowedIPs reports whether a (unmapped) is in an allowed range. A
+// cloud metadata endpoint must be listed as a single address, not merely
+// fall in a wider range (100.64.0.0/10 for a VPN would otherwise open
+// 100.100.100.200), and an unspecified address (0.0.0.0, which reaches
+// the local host) never is.
 func (r *Rules) inAllowedIPs(a netip.Addr) bool {
-	if r == nil {
+	if r == nil || netrule.IsUnspecified(a) {
 		return false
 	}
+	exact := netrule.IsMetadataAddr(a)
 	for _, p := range r.ips {
-		if p.Contains(a) {
+		if p.Contains(a) && (!exact || p.Bits() == a.BitLen()) {
 			return true
 		}
 	}

@@ -54,13 +54,13 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	req, err := socksHandshake(c)
 	if err != nil {
-		p.closeConn(c)
+		p.hangUp(c)
 		return
 	}
 	l, code := p.socksConnect(c, req)
 	if code != replySucceeded {
 		socksAnswer(c, code)
-		p.closeConn(c)
+		p.hangUp(c)
 		return
 	}
 	if !p.addConn(l.conn) {

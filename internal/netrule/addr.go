@@ -102,3 +102,29 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 	}
 	return netip.Addr{}, false
 }
+
+// IsMetadataAddr reports whether a is a cloud metadata endpoint, in any
+// spelling that reaches it.
+func IsMetadataAddr(a netip.Addr) bool {
+	a = a.WithZone("")
+	if v4, ok := embeddedIPv4(a); ok {
+		a = v4
+	}
+	for _, r := range metadataAddrs {
+		if r.prefix.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsUnspecified reports whether a is in 0.0.0.0/8 or is ::, in any
+// spelling: addresses that no host has, which a connection to reaches
+// the local host on Linux.
+func IsUnspecified(a netip.Addr) bool {
+	a = a.WithZone("")
+	if v4, ok := embeddedIPv4(a); ok {
+		a = v4
+	}
+	return a.IsUnspecified() || a.Is4() && a.As4()[0] == 0
+}

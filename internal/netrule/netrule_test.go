@@ -80,3 +80,43 @@ func TestParseLegacyIPv4(t *testing.T) {
 		assert.Equal(t, tt.want, a.String(), tt.host)
 	}
 }
+
+func TestSpecialAddrs(t *testing.T) {
+	for _, tt := range []struct {
+		addr                  string
+		metadata, unspecified bool
+	}{
+		{"169.254.169.254", true, false},
+		{"::ffff:169.254.169.254", true, false},
+		{"64:ff9b::a9fe:a9fe", true, false},
+		{"fd00:ec2::254", true, false},
+		{"100.100.100.200", true, false},
+		{"169.254.169.253", false, false},
+		{"0.0.0.0", false, true},
+		{"0.255.1.2", false, true},
+		{"::", false, true},
+		{"::ffff:0.0.0.0", false, true},
+		{"1.0.0.0", false, false},
+		{"8.8.8.8", false, false},
+	} {
+		a := netip.MustParseAddr(tt.addr)
+		assert.Equal(t, tt.metadata, IsMetadataAddr(a), tt.addr)
+		assert.Equal(t, tt.unspecified, IsUnspecified(a), tt.addr)
+	}
+}
+
+func TestNames(t *testing.T) {
+	assert.True(t, IsMetadataHost("metadata.google.internal"))
+	assert.False(t, IsMetadataHost("metadata.google.internal.example"))
+	assert.True(t, IsLocalhost("localhost"))
+	assert.True(t, IsLocalhost("a.localhost"))
+	assert.False(t, IsLocalhost("notlocalhost"))
+	a, ok := LiteralAddr("::1")
+	assert.True(t, ok)
+	assert.Equal(t, "::1", a.String())
+	a, ok = LiteralAddr("0x7f.1")
+	assert.True(t, ok)
+	assert.Equal(t, "127.0.0.1", a.String())
+	_, ok = LiteralAddr("example.com")
+	assert.False(t, ok)
+}
