@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -92,6 +93,8 @@ func newEgressScene(t *testing.T) *egressScene {
 	s.http = portOf(srv.Listener)
 	tlsSrv := httptest.NewUnstartedServer(hello)
 	tlsSrv.Listener = listenEgress(t)
+	// Refused and cut-off clients make handshakes fail: not news here.
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	tlsSrv.StartTLS()
 	t.Cleanup(tlsSrv.Close)
 	s.https = portOf(tlsSrv.Listener)
