@@ -100,8 +100,9 @@
 //
 // # Changes and shutdown
 //
-// [Proxy.SetRules] swaps the rules atomically: connections and requests
-// from then on use the new rules; a tunnel already open stays open.
+// [Proxy.SetRules] swaps the rules atomically: connections and plain
+// HTTP requests from then on use the new rules; a tunnel already open
+// stays open.
 // [Proxy.Close] closes every listener and connection and returns when
 // every goroutine the proxy started has ended.
 //

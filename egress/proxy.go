@@ -99,9 +99,11 @@ func New(o Options) (*Proxy, error) {
 }
 
 // SetRules replaces the rules; connections accepted from then on use them.
-// So do requests on an HTTP proxy connection made from then on: idle
-// connections to destinations are dropped, so none chosen under the old
-// rules is reused.
+// So does every plain HTTP request from then on, also on a keep-alive
+// connection. Idle connections to destinations are dropped, so their
+// addresses are checked again under the new rules; one busy at that
+// moment may carry later requests to the same host:port when the new
+// rules still allow that name.
 func (p *Proxy) SetRules(r *Rules) {
 	p.rules.Store(r)
 	p.trans.CloseIdleConnections()
