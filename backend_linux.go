@@ -33,6 +33,9 @@ func newBackend(s *spec) (backend, error) {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
 			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.rung)}
 	}
+	if s.hasDests() && plan.rung != RungFull {
+		return nil, s.destRefusal(plan.rung)
+	}
 	if msg := plan.warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
@@ -55,7 +58,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 	bare := plan.rung == RungLandlock
 	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
-		Workspace: s.Workspace,
+		Workspace: in.Writable[0],
 		Writable:  in.Writable[1:],
 		ReadOnly:  in.ReadOnly,
 		Hidden:    in.Hidden,
@@ -64,6 +67,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Direct:    s.DirectSpawn,
 		Ahead:     s.Ahead,
 		Overlays:  in.Overlays,
+		Sources:   in.Sources,
 		Bare:      bare,
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network

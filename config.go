@@ -66,6 +66,13 @@ type Config struct {
 	// docs/layers.md for what stays protected when it is allowed). The
 	// root directory is refused whatever this says.
 	AllowHome bool
+	// WorkspaceDest, when set, is where the workspace appears inside the
+	// sandbox (such as "/workspace"), and the working directory commands
+	// start in; relative Cmd.Dir values are taken from there. See [Bind]
+	// for what a destination may be and where it works. Not with Changeset.
+	WorkspaceDest string
+	// Binds show further host paths at other paths inside the sandbox.
+	Binds []Bind
 	// Network defaults to NetworkHost.
 	Network Network
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
@@ -160,6 +167,11 @@ type spec struct {
 	Ptrace      bool
 	logf        func(format string, args ...any)
 
+	// WorkspaceDest and Binds are the mount destinations; Binds' sources
+	// canonical.
+	WorkspaceDest string
+	Binds         []Bind
+
 	// DefaultHidden are the credential stores hidden by default, also
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
 	DefaultHidden []string
@@ -185,6 +197,9 @@ func (c Config) resolve() (*spec, error) {
 	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
+	}
+	if s.Mode == ModeDisabled && (len(c.Binds) > 0 || c.WorkspaceDest != "") {
+		return nil, &ConfigError{Field: "Binds", Reason: "mount destinations need the sandbox, which Mode disables"}
 	}
 	if err := s.resolvePaths(c); err != nil {
 		return nil, err
@@ -262,7 +277,16 @@ func (s *spec) resolvePaths(c Config) error {
 	if err := s.checkHidden(); err != nil {
 		return err
 	}
-	return s.resolvePolicy(c)
+	if err := s.resolveBinds(c); err != nil {
+		return err
+	}
+	if err := s.resolvePolicy(c); err != nil {
+		return err
+	}
+	if !s.hasDests() {
+		return nil
+	}
+	return s.checkDestOverlap()
 }
 
 // checkHidden refuses any other path inside a hidden one: the hidden path is

@@ -39,6 +39,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if !initCalled.Load() {
 		return nil, ErrNoInit
 	}
+	if s.hasDests() && runtime.GOOS != "linux" {
+		return nil, s.destRefusal(RungSeatbelt)
+	}
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
 	}

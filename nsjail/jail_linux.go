@@ -27,6 +27,10 @@ type Options struct {
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
 	Overlays []mounts.OverlayRoot
+	// Sources maps writable and read-only paths that are mount
+	// destinations, as the sandbox sees them (the workspace among them), to
+	// the host paths bound there. Needs a mount namespace.
+	Sources map[string]string
 	// Direct clones sandboxes from the calling process instead of a spawner.
 	// It saves starting the spawner and suits small, short-lived callers
 	// such as the CLI; a caller with a large heap pays a full fork per spawn.
@@ -82,6 +86,9 @@ func New(o Options) (*Jail, error) {
 	}
 	if o.Bare && len(o.Overlays) > 0 {
 		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
+	}
+	if o.Bare && len(o.Sources) > 0 {
+		return nil, &Error{Layer: LayerMount, Err: errors.New("mount destinations need a mount namespace")}
 	}
 	in := o.Input()
 	j := &Jail{setup: setup{
@@ -467,5 +474,6 @@ func (o Options) Input() mounts.Input {
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
 		Overlays:  o.Overlays,
+		Sources:   o.Sources,
 	}
 }
