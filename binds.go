@@ -18,7 +18,9 @@ import (
 // unsandboxed, New fails naming the destination.
 type Bind struct {
 	// Source is the host path; it must exist. Symlinks in it are
-	// resolved once, by New.
+	// resolved once, by New. It may lie in a HiddenPaths entry (the bind
+	// then shows it at Dest alone), never in a credential store hidden by
+	// default that Reveal does not name.
 	Source string
 	// Dest is where Source appears inside the sandbox: absolute and clean,
 	// not /, nor under /proc, /dev or /sys, and neither inside nor holding
@@ -80,13 +82,6 @@ func checkDest(field, d string) error {
 // the sandbox shows: its mount point is made by rebuilding the directory
 // above it, which must hold nothing else that is configured there.
 func (s *spec) checkDestOverlap() error {
-	for _, b := range s.Binds {
-		for _, h := range s.Hidden {
-			if pathtree.Within(b.Source, h) {
-				return &ConfigError{Field: "Binds", Value: b.Source, Err: ErrRefusedPath, Reason: "lies in the hidden path " + h + ", which a destination would show"}
-			}
-		}
-	}
 	dests := s.dests()
 	others := slices.Concat([]string{s.Workspace}, s.Writable, s.ReadOnly, s.Hidden, s.Policy)
 	for i, d := range dests {

@@ -13,8 +13,6 @@ import (
 func TestBindErrors(t *testing.T) {
 	ws, _ := filepath.EvalSymlinks(t.TempDir())
 	src, _ := filepath.EvalSymlinks(t.TempDir())
-	secret := filepath.Join(ws, "secret")
-	require.NoError(t, os.Mkdir(secret, 0o700))
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -29,8 +27,6 @@ func TestBindErrors(t *testing.T) {
 		{"dest in the workspace", Config{Workspace: ws, Binds: []Bind{{Source: src, Dest: ws + "/agent"}}}, "overlaps " + ws},
 		{"dest holds a configured path", Config{Workspace: ws, Binds: []Bind{{Source: src, Dest: filepath.Dir(ws)}}}, "overlaps"},
 		{"two dests nest", Config{Workspace: ws, WorkspaceDest: "/w", Binds: []Bind{{Source: src, Dest: "/w/agent"}}}, "overlaps the destination"},
-		{"source in a hidden path", Config{Workspace: ws, HiddenPaths: []string{secret},
-			Binds: []Bind{{Source: secret, Dest: "/s", ReadOnly: true}}}, "lies in the hidden path"},
 		{"changeset", Config{Workspace: ws, WorkspaceDest: "/w", Changeset: t.TempDir() + "/cs"}, "changeset"},
 		{"disabled", Config{Mode: ModeDisabled, WorkspaceDest: "/w"}, "need the sandbox"},
 	} {

@@ -53,6 +53,11 @@ func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
 		Protected: protectedNames(s.AllowPlanting),
 		Overlays:  overlays,
 		Sources:   s.sources(),
+		Tmp:       s.PersistTmp,
+	}
+	if s.PersistHome != "" {
+		in.Layered = []mounts.OverlayRoot{{Path: s.Home,
+			Upper: filepath.Join(s.PersistHome, "upper"), Work: filepath.Join(s.PersistHome, "work")}}
 	}
 	for _, b := range s.Binds {
 		if b.ReadOnly {

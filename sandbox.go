@@ -42,6 +42,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.hasDests() && runtime.GOOS != "linux" {
 		return nil, s.destRefusal(RungSeatbelt)
 	}
+	if s.hasPersist() && runtime.GOOS != "linux" {
+		return nil, s.persistRefusal(RungSeatbelt)
+	}
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
 	}

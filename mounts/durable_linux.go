@@ -62,7 +62,9 @@ func NewGuard(p *Plan) (*Guard, error) {
 	g := &Guard{cover: -1}
 	points := map[string]bool{}
 	for _, m := range p.Mounts {
-		points[m.Path] = points[m.Path] || m.Kind == MountPoint
+		// A persistent /tmp's mount point is the host's /tmp: restoring
+		// it would bind whatever the host put there instead.
+		points[m.Path] = points[m.Path] || m.Kind == MountPoint || m.Path == "/tmp" && m.Source != ""
 	}
 	for _, m := range p.Mounts {
 		if !guarded(m.Kind) || m.Kind == Protect || m.Kind == Pin || m.MakeTarget || points[m.Path] {

@@ -167,6 +167,14 @@ type Input struct {
 	// from there. A destination lies under no other destination and under
 	// no other path of the plan, and is not overlaid (the caller checks).
 	Sources map[string]string
+	// Layered are directories mounted as overlayfs whose writes land in
+	// Upper, the host's directory left as it is (a persistent home). They
+	// are not writable roots: a writable path inside one is bound from the
+	// host on top, and protected names are not looked for in them.
+	Layered []OverlayRoot
+	// Tmp, when set, is a host directory bound at /tmp in place of a
+	// private tmpfs, so that /tmp outlives each command.
+	Tmp string
 }
 
 // OverlayRoot says which writable root is mounted as overlayfs and where its
@@ -178,11 +186,15 @@ type OverlayRoot struct {
 
 // Build computes the plan for in. It does not touch the filesystem.
 func Build(in Input) *Plan {
+	tmp := Mount{Kind: Tmpfs, Path: "/tmp"}
+	if in.Tmp != "" {
+		tmp = Mount{Kind: Bind, Path: "/tmp", Source: in.Tmp}
+	}
 	p := &Plan{Mounts: []Mount{
 		{Kind: RootReadOnly, Path: "/"},
 		{Kind: Proc, Path: "/proc"},
 		{Kind: Dev, Path: "/dev"},
-		{Kind: Tmpfs, Path: "/tmp"},
+		tmp,
 	}}
 	var binds []Mount
 	add := func(k Kind, paths ...string) {
@@ -191,11 +203,17 @@ func Build(in Input) *Plan {
 		}
 	}
 	addWritable(&binds, in)
+	for _, l := range in.Layered {
+		binds = append(binds, Mount{Kind: Overlay, Path: l.Path, Upper: l.Upper, Work: l.Work})
+	}
 	add(BindReadOnly, in.ReadOnly...)
 	add(Hide, in.Hidden...)
 	for _, p := range slices.Concat(in.ReadOnly, in.Hidden) {
 		for _, root := range in.Writable {
 			add(Pin, above(p, root)...)
+		}
+		for _, l := range in.Layered {
+			add(Pin, above(p, l.Path)...)
 		}
 	}
 	binds = dedupe(addSources(binds, in.Sources))

@@ -127,3 +127,23 @@ func TestBuildDestinations(t *testing.T) {
 		"hide     /home/u/.ssh",
 	}, paths(p))
 }
+
+func TestBuildLayeredHomeAndPersistentTmp(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/home/u/ws"},
+		Hidden:   []string{"/home/u/.config/gcloud", "/state"},
+		Layered:  []OverlayRoot{{Path: "/home/u", Upper: "/state/s/up", Work: "/state/s/wk"}},
+		Tmp:      "/state/s/tmp",
+	})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"bind     /tmp (from /state/s/tmp)",
+		"hide     /state",
+		"overlay  /home/u (changes in /state/s/up)",
+		"bind     /home/u/ws",
+		"pin      /home/u/.config",
+		"hide     /home/u/.config/gcloud",
+	}, paths(p))
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package flock
+
+import "os"
+
+func lock(*os.File) error { return nil }
