@@ -30,3 +30,21 @@ func open(path string) (*os.File, error) {
 	}
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 }
+
+// TryLock is Lock without waiting: ok is false when another holder has
+// the lock.
+func TryLock(path string) (unlock func(), ok bool, err error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	busy, err := tryLock(f)
+	if err != nil || busy {
+		f.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return nil, false, nil
+	}
+	return func() { f.Close() }, true, nil
+}

@@ -40,3 +40,17 @@ func TestLockDirectory(t *testing.T) {
 	require.NoError(t, err)
 	unlock()
 }
+
+func TestTryLock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "lock")
+	unlock, err := Lock(p)
+	require.NoError(t, err)
+	_, ok, err := TryLock(p)
+	require.NoError(t, err)
+	assert.False(t, ok, "held elsewhere")
+	unlock()
+	unlock2, ok, err := TryLock(p)
+	require.NoError(t, err)
+	assert.True(t, ok, "free again")
+	unlock2()
+}

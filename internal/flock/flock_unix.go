@@ -16,3 +16,11 @@ func lock(f *os.File) error {
 		}
 	}
 }
+
+func tryLock(f *os.File) (busy bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return true, nil
+	}
+	return false, err
+}
