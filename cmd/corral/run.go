@@ -40,6 +40,9 @@ type runFlags struct {
 	// started the CLI dies (--no-die-with-parent).
 	outliveParent bool
 
+	scope    string // --scope: a persistent home and /tmp (run only)
+	stateDir string // --state-dir, with --scope
+
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
 	cmd        *cobra.Command // to ask which flags were given
@@ -177,6 +180,9 @@ including a path or --cwd that does not exist or cannot be used.`,
 			if err := f.needsChangeset(cfg); err != nil {
 				return err
 			}
+			if cfg, err = f.withScope(cfg); err != nil {
+				return err
+			}
 			err = runCommand(cfg, &f, args)
 			if f.review {
 				return reviewAfterRun(cfg.Changeset, err)
@@ -186,6 +192,8 @@ including a path or --cwd that does not exist or cannot be used.`,
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd)
+	cmd.Flags().StringVar(&f.scope, "scope", "", "keep a home (layered over yours, which is never written) and a /tmp that last across runs naming the same `KEY` (see 'corral sandboxes')")
+	cmd.Flags().StringVar(&f.stateDir, "state-dir", "", "with --scope: where the state lives, `DIR` (default: $XDG_STATE_HOME/corral)")
 	return cmd
 }
 
