@@ -164,6 +164,8 @@ type Session struct {
 	// Stale says the configuration changed while the sandbox was in use:
 	// it keeps its state until idle, then is recreated.
 	Stale bool
+
+	mediaDir string // the agent's media_dir: StageMedia's only source
 }
 
 // ReadOnlyWorkspace reports whether the agent's workspace is read-only to
@@ -194,9 +196,14 @@ func (rt *Runtime) Session(agentID, session string) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Session{Resolution: res, Sandbox: sb}, nil
+		return &Session{Resolution: res, Sandbox: sb, mediaDir: a.Sandbox.MediaDir}, nil
 	}
-	return rt.persistent(res, a, ws)
+	s, err := rt.persistent(res, a, ws)
+	if err != nil {
+		return nil, err
+	}
+	s.mediaDir = a.Sandbox.MediaDir
+	return s, nil
 }
 
 func (rt *Runtime) agentWorkspace(a config.Agent) (string, error) {
