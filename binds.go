@@ -83,7 +83,9 @@ func checkDest(field, d string) error {
 // above it, which must hold nothing else that is configured there.
 func (s *spec) checkDestOverlap() error {
 	dests := s.dests()
-	others := slices.Concat([]string{s.Workspace}, s.Writable, s.ReadOnly, s.Hidden, s.Policy)
+	// A persistent home is an overlay the destination's directory would be
+	// rebuilt over.
+	others := slices.Concat([]string{s.Workspace, s.Home}, s.Writable, s.ReadOnly, s.Hidden, s.Policy)
 	for i, d := range dests {
 		for _, o := range others {
 			if o != "" && (pathtree.Within(d.path, o) || pathtree.Within(o, d.path)) {
