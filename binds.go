@@ -24,7 +24,9 @@ type Bind struct {
 	Source string
 	// Dest is where Source appears inside the sandbox: absolute and clean,
 	// not /, nor under /proc, /dev or /sys, and neither inside nor holding
-	// any other path of the Config as the sandbox sees it.
+	// any other path of the Config as the sandbox sees it. The directory
+	// above it must exist on the host (a missing one fails the sandbox's
+	// setup, naming it); Dest itself need not.
 	Dest string
 	// ReadOnly binds Source read-only; otherwise it is writable like a
 	// WritablePaths entry (and under the same rules: protected names stay
