@@ -41,5 +41,8 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 			*f.dst = slices.Concat(*f.src, *f.dst)
 		}
 	}
+	if def.Binds != nil {
+		m.Binds = slices.Concat(def.Binds, m.Binds)
+	}
 	return &m
 }
