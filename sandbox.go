@@ -41,6 +41,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if !initCalled.Load() {
 		return nil, ErrNoInit
 	}
+	if s.hasDests() && runtime.GOOS != "linux" {
+		return nil, s.destRefusal(RungSeatbelt)
+	}
+	if s.hasPersist() && runtime.GOOS != "linux" {
+		return nil, s.persistRefusal(RungSeatbelt)
+	}
 	if s.Egress != nil {
 		if err := s.Egress.useCallerProxy(); err != nil {
 			return nil, err

@@ -31,7 +31,7 @@ func TestExampleFile(t *testing.T) {
 	require.Equal(t, []string{"coder", "reviewer", "researcher"}, cfg.IDs())
 
 	coder, _ := cfg.Agent("coder")
-	assert.Equal(t, Sandbox{
+	assert.Equal(t, runtimeDefaults(Sandbox{
 		Mode:          corral.ModeEnabled,
 		Network:       corral.NetworkHost,
 		Fallback:      FallbackFail,
@@ -39,16 +39,16 @@ func TestExampleFile(t *testing.T) {
 		AllowPlanting: []string{".envrc"},
 		Limits:        corral.Limits{TmpSize: 512 << 20},
 		ConfigFile:    cfg.File,
-	}, coder.Sandbox)
+	}), coder.Sandbox)
 
 	reviewer, _ := cfg.Agent("reviewer")
-	assert.Equal(t, Sandbox{
+	assert.Equal(t, runtimeDefaults(Sandbox{
 		Mode:       corral.ModeEnabled,
 		Network:    corral.NetworkNone,
 		Fallback:   FallbackFail,
 		Env:        []string{"CI=1"},
 		ConfigFile: cfg.File,
-	}, reviewer.Sandbox)
+	}), reviewer.Sandbox)
 	assert.Equal(t, []string{cfg.File}, reviewer.Sandbox.CorralConfig().PolicyFiles, "the file is kept read-only in its sandboxes")
 
 	researcher, _ := cfg.Agent("researcher")

@@ -20,15 +20,17 @@ type fileDoc struct {
 	Agents   []agentDoc   `toml:"agents"`
 }
 
-// defaultsDoc is the [defaults] table: settings every agent starts from.
+// defaultsDoc is [defaults]: what every agent's tables start from.
 type defaultsDoc struct {
-	Tools *toolsDoc `toml:"tools"`
+	Sandbox *sandboxDoc `toml:"sandbox"`
+	Tools   *toolsDoc   `toml:"tools"`
 }
 
 type agentDoc struct {
-	ID      *string     `toml:"id"`
-	Sandbox *sandboxDoc `toml:"sandbox"`
-	Tools   *toolsDoc   `toml:"tools"`
+	ID          *string     `toml:"id"`
+	MainSession *string     `toml:"main_session"`
+	Sandbox     *sandboxDoc `toml:"sandbox"`
+	Tools       *toolsDoc   `toml:"tools"`
 }
 
 // toolsDoc is a tool policy table, [defaults.tools] or [agents.tools].
@@ -58,7 +60,16 @@ type sandboxDoc struct {
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
 
-	Limits *limitsDoc `toml:"limits"`
+	Limits          *limitsDoc `toml:"limits"`
+	Scope           *string    `toml:"scope"`
+	WorkspaceAccess *string    `toml:"workspace_access"`
+	Bootstrap       []string   `toml:"bootstrap_files"`
+	StateDir        *string    `toml:"state_dir"`
+	PersistHome     *bool      `toml:"persist_home"`
+	PruneIdle       *string    `toml:"prune_idle"`
+	PruneMaxAge     *string    `toml:"prune_max_age"`
+	MediaDir        *string    `toml:"media_dir"`
+	Binds           []bindDoc  `toml:"binds"`
 }
 
 // limitsDoc is [agents.sandbox.limits]: each value as the CLI's flag takes
@@ -73,47 +84,81 @@ type limitsDoc struct {
 	CPUTime   any `toml:"cpu_time"`
 }
 
+// bindDoc is one entry of binds: a host path shown at another path.
+type bindDoc struct {
+	Source   *string `toml:"source"`
+	Dest     *string `toml:"dest"`
+	ReadOnly *bool   `toml:"read_only"`
+}
+
 // schema says what each key holds, by path with indices written "[]". It
 // turns the decoder's messages, which name Go types, into ones about the
 // file, and lists the keys a misspelt one could have meant.
-var schema = map[string]string{
-	"defaults":                            "a table",
-	"defaults.tools":                      "a table",
-	"defaults.tools.allow":                "an array of strings",
-	"defaults.tools.deny":                 "an array of strings",
-	"agents[].tools":                      "a table",
-	"agents[].tools.allow":                "an array of strings",
-	"agents[].tools.deny":                 "an array of strings",
-	"agents":                              "an array of tables",
-	"agents[]":                            "a table",
-	"agents[].id":                         "a string",
-	"agents[].sandbox":                    "a table",
-	"agents[].sandbox.mode":               "a string",
-	"agents[].sandbox.workspace":          "a string",
-	"agents[].sandbox.writable_paths":     "an array of strings",
-	"agents[].sandbox.read_only_paths":    "an array of strings",
-	"agents[].sandbox.hidden_paths":       "an array of strings",
-	"agents[].sandbox.network":            "a string",
-	"agents[].sandbox.allowed_domains":    "an array of strings",
-	"agents[].sandbox.denied_domains":     "an array of strings",
-	"agents[].sandbox.allowed_ips":        "an array of strings",
-	"agents[].sandbox.fallback":           "a string",
-	"agents[].sandbox.env":                "an array of strings",
-	"agents[].sandbox.allow_planting":     "an array of strings",
-	"agents[].sandbox.reveal":             "an array of strings",
-	"agents[].sandbox.allow_home":         "a boolean",
-	"agents[].sandbox.allow_unix_sockets": "a boolean",
-	"agents[].sandbox.allow_ptrace":       "a boolean",
-	"agents[].sandbox.changeset":          "a string",
-	"agents[].sandbox.changeset_paths":    "an array of strings",
-	"agents[].sandbox.limits":             "a table",
-	"agents[].sandbox.limits.memory":      "a string",
-	"agents[].sandbox.limits.pids":        "an integer or a string",
-	"agents[].sandbox.limits.cpus":        "a number or a string",
-	"agents[].sandbox.limits.tmp_size":    "a string",
-	"agents[].sandbox.limits.file_size":   "a string",
-	"agents[].sandbox.limits.open_files":  "an integer or a string",
-	"agents[].sandbox.limits.cpu_time":    "a string",
+var schema = func() map[string]string {
+	m := map[string]string{
+		"defaults":              "a table",
+		"defaults.sandbox":      "a table",
+		"agents":                "an array of tables",
+		"agents[]":              "a table",
+		"agents[].id":           "a string",
+		"agents[].main_session": "a string",
+		"agents[].sandbox":      "a table",
+		"defaults.tools":        "a table",
+		"defaults.tools.allow":  "an array of strings",
+		"defaults.tools.deny":   "an array of strings",
+		"agents[].tools":        "a table",
+		"agents[].tools.allow":  "an array of strings",
+		"agents[].tools.deny":   "an array of strings",
+	}
+	for k, v := range sandboxKeys {
+		m["agents[].sandbox."+k] = v
+		m["defaults.sandbox."+k] = v
+	}
+	return m
+}()
+
+// sandboxKeys are the keys of a [agents.sandbox] or [defaults.sandbox]
+// table.
+var sandboxKeys = map[string]string{
+	"mode":               "a string",
+	"workspace":          "a string",
+	"writable_paths":     "an array of strings",
+	"read_only_paths":    "an array of strings",
+	"hidden_paths":       "an array of strings",
+	"network":            "a string",
+	"allowed_domains":    "an array of strings",
+	"denied_domains":     "an array of strings",
+	"allowed_ips":        "an array of strings",
+	"fallback":           "a string",
+	"env":                "an array of strings",
+	"allow_planting":     "an array of strings",
+	"reveal":             "an array of strings",
+	"allow_home":         "a boolean",
+	"allow_unix_sockets": "a boolean",
+	"allow_ptrace":       "a boolean",
+	"changeset":          "a string",
+	"changeset_paths":    "an array of strings",
+	"limits":             "a table",
+	"limits.memory":      "a string",
+	"limits.pids":        "an integer or a string",
+	"limits.cpus":        "a number or a string",
+	"limits.tmp_size":    "a string",
+	"limits.file_size":   "a string",
+	"limits.open_files":  "an integer or a string",
+	"limits.cpu_time":    "a string",
+	"scope":              "a string",
+	"workspace_access":   "a string",
+	"bootstrap_files":    "an array of strings",
+	"state_dir":          "a string",
+	"persist_home":       "a boolean",
+	"prune_idle":         "a string",
+	"prune_max_age":      "a string",
+	"media_dir":          "a string",
+	"binds":              "an array of tables",
+	"binds[]":            "a table",
+	"binds[].source":     "a string",
+	"binds[].dest":       "a string",
+	"binds[].read_only":  "a boolean",
 }
 
 // Load reads and validates the config file at path. Relative paths inside

@@ -21,8 +21,30 @@ func parseDoc(t *testing.T, doc string) (*Config, error) {
 	return Parse(strings.NewReader(doc), testFile)
 }
 
+// runtimeDefaults fills in the defaults of the persistent sandboxes' keys,
+// which the tables below leave out.
+func runtimeDefaults(s Sandbox) Sandbox {
+	d := defaultSandbox()
+	if s.Sessions == "" {
+		s.Sessions = SessionsAll
+		if s.Mode == corral.ModeDisabled {
+			s.Sessions = SessionsOff
+		}
+	}
+	if s.Scope == "" {
+		s.Scope = d.Scope
+	}
+	if s.WorkspaceAccess == "" {
+		s.WorkspaceAccess = d.WorkspaceAccess
+	}
+	if s.PruneIdle == 0 && s.PruneMaxAge == 0 {
+		s.PruneIdle, s.PruneMaxAge, s.PersistHome = d.PruneIdle, d.PruneMaxAge, true
+	}
+	return s
+}
+
 func TestParseDefaults(t *testing.T) {
-	want := Sandbox{Mode: corral.ModeEnabled, Network: corral.NetworkHost, Fallback: FallbackFail}
+	want := runtimeDefaults(Sandbox{Mode: corral.ModeEnabled, Network: corral.NetworkHost, Fallback: FallbackFail})
 	tests := []struct {
 		name string
 		doc  string
@@ -127,7 +149,7 @@ changeset_paths = ["/var/tmp/x"]
 			require.NoError(t, err)
 			a, ok := cfg.Agent("coder")
 			require.True(t, ok)
-			assert.Equal(t, tt.want, a.Sandbox)
+			assert.Equal(t, runtimeDefaults(tt.want), a.Sandbox)
 		})
 	}
 }
@@ -184,8 +206,8 @@ func TestParseErrors(t *testing.T) {
 		line int
 	}{
 		// Bad values.
-		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "enabled" or "disabled"`, 4},
-		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "enabled" or "disabled"`, 4},
+		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "off", "non-main", "all", "enabled" or "disabled"`, 4},
+		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "off", "non-main", "all", "enabled" or "disabled"`, 4},
 		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host", "none" or "allow"`, 4},
 		{"fallback", head + "fallback = \"ignore\"\n", `4: agents[0].sandbox.fallback: "ignore" is not a fallback; want "fail" or "warn"`, 4},
 		{"second agent", head + "[[agents]]\nid = \"b\"\n\n[agents.sandbox]\nnetwork = \"off\"\n",
@@ -220,14 +242,14 @@ func TestParseErrors(t *testing.T) {
 
 		// Unknown keys.
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults`, 1},
-		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox, tools`, 3},
+		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 3},
-		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox, tools`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 3},
+		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
-		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of tools`, 1},
+		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of sandbox, tools`, 1},
 		{"tool pattern", "[[agents]]\nid = \"a\"\n[agents.tools]\ndeny = [\"shell\", \"write file\"]\n", `4: agents[0].tools.deny[1]: "write file" is not a tool name; use letters, digits, '_', '-', '.' and the wildcard '*'`, 4},
 		{"tool pattern empty", "[defaults.tools]\nallow = [\"\"]\n[[agents]]\nid = \"a\"\n", `2: defaults.tools.allow[0]: "" is not a tool name; use letters, digits, '_', '-', '.' and the wildcard '*'`, 2},
 		{"tools list string", "[[agents]]\nid = \"a\"\n[agents.tools]\nallow = \"shell\"\n", `4: agents[0].tools.allow: want an array of strings, not a string`, 4},
@@ -255,8 +277,8 @@ func TestParseErrors(t *testing.T) {
 		{"mode date", head + "mode = 2024-01-01\n", `4: agents[0].sandbox.mode: want a string, not a date or time`, 4},
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
-		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox, tools`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, mode, network, read_only_paths, reveal, workspace, writable_paths`, 4},
+		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox, tools`, 1},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},

@@ -82,6 +82,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.AllowedDomains = append(file.AllowedDomains, fromFlags.AllowedDomains...)
 	cfg.DeniedDomains = append(file.DeniedDomains, fromFlags.DeniedDomains...)
 	cfg.AllowedIPs = append(file.AllowedIPs, fromFlags.AllowedIPs...)
+	cfg.Binds = append(file.Binds, fromFlags.Binds...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return cfg, nil
