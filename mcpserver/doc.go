@@ -43,6 +43,4 @@
 //     find) the tool fails.
 //   - write_file rewrites a file in place; edit_file reads, replaces and
 //     writes, so a change made to the file between the two is lost.
-//   - The violation summary block (what the sandbox refused) is empty until
-//     commands report violations; see violationSummary.
 package mcpserver

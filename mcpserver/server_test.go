@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -368,8 +369,9 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 // TestEscapeThroughShell: a shell call that writes outside the workspace
-// and reads a hidden file fails inside the sandbox; the same command run
-// on the host succeeds, so the probe would notice an escape.
+// and reads a hidden file fails inside the sandbox, with the summary of
+// what the sandbox refused in a block of its own; the same command run on
+// the host succeeds, so the probe would notice an escape.
 func TestEscapeThroughShell(t *testing.T) {
 	h := newHost(t, false)
 	_, cs := newServer(t, h, Options{})
@@ -381,6 +383,7 @@ func TestEscapeThroughShell(t *testing.T) {
 	assert.Contains(t, got, "Read-only file system")
 	assert.Contains(t, got, "Permission denied")
 	assert.NotContains(t, got, "hidden token")
+	assert.Regexp(t, `\nThe sandbox refused 1 write \([^)]+\), e\.g\. `+regexp.QuoteMeta(target), got, "the summary block")
 	assert.NoFileExists(t, target)
 
 	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()

@@ -174,8 +174,11 @@ func commandResult(out *tools.ShellOutput, err error) *mcp.CallToolResult {
 	if err != nil {
 		return errorResult(err)
 	}
-	res := textResult(out.Format())
-	if summary := violationSummary(out); summary != "" {
+	summary := violationSummary(out)
+	streams := *out
+	streams.Refused = "" // said in its own block
+	res := textResult(streams.Format())
+	if summary != "" {
 		res.Content = append(res.Content, &mcp.TextContent{Text: summary})
 	}
 	res.IsError = !out.Success
@@ -183,14 +186,15 @@ func commandResult(out *tools.ShellOutput, err error) *mcp.CallToolResult {
 }
 
 // violationSummary is the text block telling the model what the sandbox
-// refused the command ("refused 3 writes outside the workspace, e.g.
-// /home/u/.bashrc"), so that it asks instead of trying a bypass. It is
-// the one place the command's violation report reaches the result: it
-// returns "" until tools.ShellOutput carries the summary of the command's
-// report (corral.Cmd.Report).
+// refused the command ("refused 3 writes (outside the writable paths),
+// e.g. /home/u/.bashrc"), so that it asks instead of trying a bypass: the
+// summary of the command's report (corral.Cmd.Report), which tools.Shell
+// and tools.Exec turn on.
 func violationSummary(out *tools.ShellOutput) string {
-	_ = out
-	return ""
+	if out.Refused == "" {
+		return ""
+	}
+	return "The sandbox " + out.Refused + ". These are its rules, not errors to work around."
 }
 
 func textResult(text string) *mcp.CallToolResult {

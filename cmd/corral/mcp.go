@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/config"
 	"github.com/corralhq/corral/mcpserver"
 	"github.com/corralhq/corral/tools"
 )
@@ -129,6 +130,11 @@ func mcpConfig(f *runFlags) (corral.Config, tools.Policy, error) {
 			return cfg, policy, err
 		}
 		policy = tools.Policy{Allow: agent.Tools.Allow, Deny: agent.Tools.Deny}
+		if agent.Sandbox.WorkspaceAccess == config.AccessRO {
+			// The agent's workspace is the model's to read, not to write:
+			// the tools that write are not offered.
+			policy.Deny = append(policy.Deny, "write_file", "edit_file")
+		}
 	}
 	return cfg, policy, nil
 }

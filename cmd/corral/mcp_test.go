@@ -146,3 +146,39 @@ func TestMCPHTTP(t *testing.T) {
 	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, c.Wait(), "SIGTERM ends the server cleanly")
 }
+
+// TestMCPReadOnlyWorkspaceAccess: an agent whose workspace_access is "ro"
+// is offered no tool that writes files; the same file without it offers
+// them, the control.
+func TestMCPReadOnlyWorkspaceAccess(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	for _, c := range []struct {
+		access string
+		want   []string
+	}{
+		{"rw", []string{"read_file", "write_file", "edit_file", "list_files"}},
+		{"ro", []string{"read_file", "list_files"}},
+	} {
+		t.Run(c.access, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "agents.toml")
+			require.NoError(t, os.WriteFile(conf, []byte(`
+[[agents]]
+id = "reader"
+[agents.tools]
+allow = ["*_file", "list_files"]
+[agents.sandbox]
+workspace_access = "`+c.access+`"
+`), 0o644))
+			cs, eof := mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "reader")
+			res, err := cs.ListTools(context.Background(), nil)
+			require.NoError(t, err)
+			var names []string
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+			}
+			assert.ElementsMatch(t, c.want, names)
+			require.NoError(t, eof())
+		})
+	}
+}
