@@ -11,10 +11,11 @@
 #          unprivileged pass; iproute2: network checks; bubblewrap: the
 #          side-by-side benchmark tests; nodejs, npm: the `corral mcp` test
 #          with the official TypeScript MCP SDK as the client (the test
-#          installs the SDK with npm into the user's cache).
+#          installs the SDK with npm into the user's cache); curl, python3:
+#          the clients the network tests run through the allowlist proxy.
 #   bench: hyperfine on top of the above.
 set -euo pipefail
-pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap)
+pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap curl python3)
 # node and npm are looked for as commands: a node installed another way
 # (NodeSource's nodejs bundles npm) must not be replaced by Debian's.
 command -v node >/dev/null || pkgs+=(nodejs)
