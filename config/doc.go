@@ -21,6 +21,22 @@
 //	changeset = "changes/coder" # optional: workspace writes kept here for review
 //	changeset_paths = ["/srv/cache"] # writable paths whose writes it keeps too
 //
+// Zones are named directories the project offers its agents (package
+// zones): each agent declares the ones it needs, no more than the project
+// gives; an agent that declares none gets no file access through them.
+// Without any [zones.NAME] table the project has two, cache and workspace,
+// in .sandbox/ next to the file, both "rw".
+//
+//	[zones.data]
+//	path = "data"               # relative to the file's directory
+//	mode = "rw"                 # or "ro" (the default)
+//	approval = { write = "ask", delete = "blocked" } # or "preApproved"; "ask" by default
+//
+//	[[agents]]
+//	id = "formatter"
+//	[agents.sandbox]
+//	zones = [{ name = "data", mode = "rw" }] # approval may be stricter, never looser
+//
 // A table or key left out takes its default: mode "enabled", network
 // "host", fallback "fail", no workspace, no changeset, false switches,
 // empty lists. The defaults are set

@@ -16,7 +16,8 @@ import (
 // The document as decoded, before defaults and checks. Pointers tell a key
 // left out from one set to its zero value.
 type fileDoc struct {
-	Agents []agentDoc `toml:"agents"`
+	Agents []agentDoc         `toml:"agents"`
+	Zones  map[string]zoneDoc `toml:"zones"`
 }
 
 type agentDoc struct {
@@ -41,6 +42,8 @@ type sandboxDoc struct {
 	AllowPtrace      *bool    `toml:"allow_ptrace"`
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
+
+	Zones []declDoc `toml:"zones"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
@@ -66,6 +69,21 @@ var schema = map[string]string{
 	"agents[].sandbox.allow_ptrace":       "a boolean",
 	"agents[].sandbox.changeset":          "a string",
 	"agents[].sandbox.changeset_paths":    "an array of strings",
+
+	"agents[].sandbox.zones":                   "an array of tables",
+	"agents[].sandbox.zones[]":                 "a table",
+	"agents[].sandbox.zones[].name":            "a string",
+	"agents[].sandbox.zones[].mode":            "a string",
+	"agents[].sandbox.zones[].approval":        "a table",
+	"agents[].sandbox.zones[].approval.write":  "a string",
+	"agents[].sandbox.zones[].approval.delete": "a string",
+	"zones":                   "a table",
+	"zones.*":                 "a table",
+	"zones.*.path":            "a string",
+	"zones.*.mode":            "a string",
+	"zones.*.approval":        "a table",
+	"zones.*.approval.write":  "a string",
+	"zones.*.approval.delete": "a string",
 }
 
 // Load reads and validates the config file at path. Relative paths inside
@@ -210,8 +228,16 @@ func compatible(want, got string) bool {
 	return want == got || (got == "an array" && strings.HasPrefix(want, "an array"))
 }
 
-// generic replaces every index in path with "[]".
+// generic replaces every index in path with "[]", and a zone's name with
+// "*".
 func generic(path string) string {
+	if rest, ok := strings.CutPrefix(path, "zones."); ok {
+		_, after, more := strings.Cut(rest, ".")
+		path = "zones.*"
+		if more {
+			path += "." + after
+		}
+	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(path, '[')

@@ -27,11 +27,20 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 		return nil, r.errorf("agents", "no agents; add an [[agents]] table with an id")
 	}
 	cfg := &Config{Agents: make([]Agent, 0, len(doc.Agents))}
+	var err error
+	if cfg.Zones, err = r.projectZones(doc.Zones); err != nil {
+		return nil, err
+	}
 	seen := map[string]int{}
 	for i := range doc.Agents {
 		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &doc.Agents[i])
 		if err != nil {
 			return nil, err
+		}
+		if sd := doc.Agents[i].Sandbox; sd != nil {
+			if a.Sandbox.Zones, err = r.decls(fmt.Sprintf("agents[%d].sandbox.zones", i), sd.Zones, cfg.Zones); err != nil {
+				return nil, err
+			}
 		}
 		if j, dup := seen[a.ID]; dup {
 			return nil, r.errorf(fmt.Sprintf("agents[%d].id", i), "duplicate id %q, first used by agents[%d] on line %d",
