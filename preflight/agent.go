@@ -8,7 +8,8 @@ import (
 	"github.com/corralhq/corral/config"
 )
 
-// Agent runs the preflight of agent id in the config file: its sandbox
+// Agent runs the preflight of agent id (may be "" when the file has one)
+// in the config file: its sandbox
 // table, with workspace when the file leaves the workspace to the program,
 // and its zones. A file that does not load or validate, or lacks the
 // agent, fails the "config" check.
@@ -29,7 +30,13 @@ func AgentSpec(file, id, workspace string) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	if id == "" && len(cfg.Agents) == 1 {
+		id = cfg.Agents[0].ID
+	}
 	a, ok := cfg.Agent(id)
+	if !ok && id == "" {
+		return Spec{}, fmt.Errorf("%s defines %d agents (%s); name one", file, len(cfg.Agents), strings.Join(cfg.IDs(), ", "))
+	}
 	if !ok {
 		return Spec{}, fmt.Errorf("%s: no agent %q; the file defines %s", file, id, strings.Join(cfg.IDs(), ", "))
 	}

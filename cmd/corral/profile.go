@@ -14,6 +14,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/preflight"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -72,6 +73,11 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if cfg, err = cfg.Resolved(); err != nil {
 		return f.configFailure(err)
 	}
+	prefix := ""
+	if platform == "darwin" {
+		prefix = "; "
+	}
+	printPrimitives(w, prefix, preflight.PrimitivesOf(cfg, platform))
 	if platform == "darwin" {
 		if cfg.Changeset != "" {
 			return &exitError{code: exitSetup, msg: "--changeset needs overlayfs, which only Linux has"}
@@ -80,6 +86,16 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	}
 	printLinux(w, cfg, hidden, plan)
 	return nil
+}
+
+// printPrimitives prints the five settings of a spawn, each independent of
+// the others.
+func printPrimitives(w io.Writer, prefix string, p preflight.Primitives) {
+	fmt.Fprintf(w, "%sprimitives:\n", prefix)
+	for _, l := range p.Lines() {
+		fmt.Fprintf(w, "%s  %s\n", prefix, l)
+	}
+	fmt.Fprintln(w, strings.TrimSpace(prefix))
 }
 
 // printHidden lists the credential stores hidden without being asked.
