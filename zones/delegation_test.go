@@ -189,8 +189,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{zones: project()},
 		{zones: Defaults("/p")},
-		{zones: []Zone{{Name: "a/b", Path: "/x", Mode: ReadOnly}}, wantErr: `"a/b" is not a valid name; use letters, digits, '_' or '-', not starting with '.'`},
-		{zones: []Zone{{Name: "..", Path: "/x", Mode: ReadOnly}}, wantErr: `".." is not a valid name; use letters, digits, '_' or '-', not starting with '.'`},
+		{zones: []Zone{{Name: "a/b", Path: "/x", Mode: ReadOnly}}, wantErr: `"a/b" is not a valid name; use letters, digits, '_' or '-'`},
+		{zones: []Zone{{Name: "..", Path: "/x", Mode: ReadOnly}}, wantErr: `".." is not a valid name; use letters, digits, '_' or '-'`},
 		{zones: []Zone{{Name: "usr", Path: "/x", Mode: ReadOnly}}, wantErr: `"usr" is a system directory at the top of the sandbox; choose another name`},
 		{zones: []Zone{{Name: "a", Path: "x", Mode: ReadOnly}}, wantErr: `a: path "x" is not absolute and clean`},
 		{zones: []Zone{{Name: "a", Path: "/x", Mode: "rwx"}}, wantErr: `a: "rwx" is not a mode; want "ro" or "rw"`},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Mode is what a worker may do in a zone: its capability.
@@ -67,17 +66,17 @@ var reserved = []string{
 	"media", "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var",
 }
 
-// CheckName reports whether name can name a zone: one path component of
-// letters, digits, '.', '_' and '-', not "." or "..", not a directory the
+// CheckName reports whether name can name a zone: letters, digits, '_'
+// and '-' (so one path component and one TOML key), not a directory the
 // system itself keeps at the top of the tree.
 func CheckName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.HasPrefix(name, ".") {
-		return fmt.Errorf("%q is not a valid name; use letters, digits, '_' or '-', not starting with '.'", name)
+	if name == "" {
+		return fmt.Errorf("%q is not a valid name; use letters, digits, '_' or '-'", name)
 	}
 	for _, c := range name {
-		ok := c == '.' || c == '_' || c == '-' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+		ok := c == '_' || c == '-' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
 		if !ok {
-			return fmt.Errorf("%q is not a valid name; use letters, digits, '_' or '-', not starting with '.'", name)
+			return fmt.Errorf("%q is not a valid name; use letters, digits, '_' or '-'", name)
 		}
 	}
 	if slices.Contains(reserved, name) {
