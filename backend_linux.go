@@ -19,6 +19,7 @@ func registerEntrypoints() { nsjail.Register() }
 type linuxBackend struct {
 	jail      *nsjail.Jail
 	changeset *changeset.Changeset // the workspace's overlay, or nil
+	spec      *spec
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -32,6 +33,12 @@ func newBackend(s *spec) (backend, error) {
 	if s.Changeset != nil && plan.rung != RungFull {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
 			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.rung)}
+	}
+	if s.hasDests() && plan.rung != RungFull {
+		return nil, s.destRefusal(plan.rung)
+	}
+	if s.hasPersist() && plan.rung != RungFull {
+		return nil, s.persistRefusal(plan.rung)
 	}
 	if msg := plan.warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
@@ -47,7 +54,7 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, translate("", err)
 	}
-	return &linuxBackend{jail: j, changeset: s.Changeset}, nil
+	return &linuxBackend{jail: j, changeset: s.Changeset, spec: s}, nil
 }
 
 // jailOptions turns a spec and its rung into the jail's options.
@@ -55,7 +62,7 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 	bare := plan.rung == RungLandlock
 	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
-		Workspace: s.Workspace,
+		Workspace: in.Writable[0],
 		Writable:  in.Writable[1:],
 		ReadOnly:  in.ReadOnly,
 		Hidden:    in.Hidden,
@@ -64,6 +71,9 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 		Direct:    s.DirectSpawn,
 		Ahead:     s.Ahead,
 		Overlays:  in.Overlays,
+		Sources:   in.Sources,
+		Layered:   in.Layered,
+		Tmp:       in.Tmp,
 		Bare:      bare,
 	}
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
@@ -90,10 +100,32 @@ func jailOptions(s *spec, plan *rungPlan) (nsjail.Options, error) {
 }
 
 func (b *linuxBackend) start(req *startRequest) (process, error) {
+	if b.spec.PersistHome != "" {
+		return b.startPersistent(req)
+	}
 	if b.changeset != nil {
 		return b.startInChangeset(req)
 	}
 	return b.startJail(req)
+}
+
+// startPersistent starts a sandbox holding the persistent home's lock until
+// every process in it is gone.
+func (b *linuxBackend) startPersistent(req *startRequest) (process, error) {
+	unlock, err := b.spec.lockPersist()
+	if err != nil {
+		return nil, &SetupError{Layer: LayerOverlay, Path: b.spec.PersistHome, Err: err}
+	}
+	start := b.startJail
+	if b.changeset != nil {
+		start = b.startInChangeset
+	}
+	p, err := start(req)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return &lockedProcess{process: p, unlock: unlock}, nil
 }
 
 func (b *linuxBackend) startJail(req *startRequest) (process, error) {

@@ -66,6 +66,31 @@ type Config struct {
 	// docs/layers.md for what stays protected when it is allowed). The
 	// root directory is refused whatever this says.
 	AllowHome bool
+	// WorkspaceDest, when set, is where the workspace appears inside the
+	// sandbox (such as "/workspace"), and the working directory commands
+	// start in; relative Cmd.Dir values are taken from there. See [Bind]
+	// for what a destination may be and where it works. Not with Changeset.
+	WorkspaceDest string
+	// Binds show further host paths at other paths inside the sandbox.
+	Binds []Bind
+	// PersistHome, when set, gives commands a writable home that lasts
+	// from one command to the next: the caller's home directory is mounted
+	// as overlayfs with the host's home as its read-only lower layer and
+	// every change kept in this directory (created when missing), so that
+	// caches such as ~/.cache, ~/go or ~/.npm work and persist while the
+	// host's home is never written. Hidden paths (the credential stores)
+	// stay hidden in it; writable paths inside the home are bound on top
+	// and written directly. Commands of sandboxes sharing the directory run
+	// one at a time (overlayfs allows one live mount of an upper
+	// directory): a command waits for the one before to end. The directory
+	// is hidden from commands and must lie outside every writable path.
+	// Linux full rung only.
+	PersistHome string
+	// PersistTmp, when set, is bound at /tmp in place of a private tmpfs,
+	// so that what a command leaves in /tmp is there for the next one. The
+	// directory is created when missing, made private (0700) and hidden
+	// from commands at its own path. Linux full rung only.
+	PersistTmp string
 	// Network defaults to NetworkHost.
 	Network Network
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
@@ -160,6 +185,14 @@ type spec struct {
 	Ptrace      bool
 	logf        func(format string, args ...any)
 
+	// WorkspaceDest and Binds are the mount destinations; Binds' sources
+	// canonical.
+	WorkspaceDest string
+	Binds         []Bind
+	// PersistHome and PersistTmp are canonical; Home is the caller's home
+	// that PersistHome layers.
+	PersistHome, PersistTmp, Home string
+
 	// DefaultHidden are the credential stores hidden by default, also
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
 	DefaultHidden []string
@@ -185,6 +218,12 @@ func (c Config) resolve() (*spec, error) {
 	s := &spec{DirectSpawn: c.DirectSpawn, Ahead: aheadOf(c.Ahead), UnixSockets: c.AllowUnixSockets, Ptrace: c.AllowPtrace}
 	if err := s.resolveChoices(c); err != nil {
 		return nil, err
+	}
+	if s.Mode == ModeDisabled && (len(c.Binds) > 0 || c.WorkspaceDest != "") {
+		return nil, &ConfigError{Field: "Binds", Reason: "mount destinations need the sandbox, which Mode disables"}
+	}
+	if s.Mode == ModeDisabled && (c.PersistHome != "" || c.PersistTmp != "") {
+		return nil, &ConfigError{Field: "PersistHome", Reason: "a persistent home or /tmp needs the sandbox, which Mode disables"}
 	}
 	if err := s.resolvePaths(c); err != nil {
 		return nil, err
@@ -259,10 +298,22 @@ func (s *spec) resolvePaths(c Config) error {
 	if err := s.resolveOverlaid(c); err != nil {
 		return err
 	}
+	if err := s.resolveBinds(c); err != nil {
+		return err
+	}
 	if err := s.checkHidden(); err != nil {
 		return err
 	}
-	return s.resolvePolicy(c)
+	if err := s.resolvePersist(c); err != nil {
+		return err
+	}
+	if err := s.resolvePolicy(c); err != nil {
+		return err
+	}
+	if !s.hasDests() {
+		return nil
+	}
+	return s.checkDestOverlap()
 }
 
 // checkHidden refuses any other path inside a hidden one: the hidden path is
@@ -272,7 +323,13 @@ func (s *spec) checkHidden() error {
 		if h == "/" {
 			return &ConfigError{Field: "HiddenPaths", Value: h, Reason: "cannot hide the root"}
 		}
+		// A workspace shown at a destination is not mounted at its own
+		// path: it may lie in a hidden directory (a persistent sandbox's
+		// state).
 		others := append([]string{s.Workspace}, s.Writable...)
+		if s.WorkspaceDest != "" {
+			others = others[1:]
+		}
 		others = append(others, s.ReadOnly...)
 		for _, p := range others {
 			if pathtree.Within(p, h) {

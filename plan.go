@@ -1,7 +1,11 @@
 package corral
 
 import (
+	"path/filepath"
+	"slices"
+
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/pathtree"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -38,14 +42,45 @@ func (c Config) MountPlan() ([]string, error) {
 
 // mountInput is what the Linux backend's mount tree is built from: the one
 // place a resolved Config becomes mount lists, for New and MountPlan alike.
+// Every path is as the sandbox sees it: a path that lies in the source of a
+// mount destination is listed at its own host path and again inside the
+// destination, so that its rule holds at both.
 func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
-	return mounts.Input{
-		Writable:  append([]string{s.Workspace}, s.Writable...),
-		ReadOnly:  s.ReadOnly,
-		Hidden:    s.Hidden,
+	in := mounts.Input{
+		Writable:  append([]string{s.sandboxWorkspace()}, s.inDests(s.Writable)...),
+		ReadOnly:  s.inDests(s.ReadOnly),
+		Hidden:    s.inDests(s.Hidden),
 		Protected: protectedNames(s.AllowPlanting),
 		Overlays:  overlays,
+		Sources:   s.sources(),
+		Tmp:       s.PersistTmp,
 	}
+	if s.PersistHome != "" {
+		in.Layered = []mounts.OverlayRoot{{Path: s.Home,
+			Upper: filepath.Join(s.PersistHome, "upper"), Work: filepath.Join(s.PersistHome, "work")}}
+	}
+	for _, b := range s.Binds {
+		if b.ReadOnly {
+			in.ReadOnly = append(in.ReadOnly, b.Dest)
+		} else {
+			in.Writable = append(in.Writable, b.Dest)
+		}
+	}
+	return in
+}
+
+// inDests returns paths, followed by where those that lie in the source of
+// a destination appear inside it.
+func (s *spec) inDests(paths []string) []string {
+	out := slices.Clone(paths)
+	for _, b := range s.pathMap() {
+		for _, p := range paths {
+			if rel, ok := pathtree.Rel(b.Source, p); ok && rel != "." {
+				out = append(out, filepath.Join(b.Dest, rel))
+			}
+		}
+	}
+	return out
 }
 
 // overlayRoots are a changeset's roots as overlay mounts.

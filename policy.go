@@ -66,10 +66,20 @@ func (s *spec) roles() []role {
 	for _, p := range s.Overlaid {
 		out = append(out, role{"ChangesetPaths", p})
 	}
+	for _, b := range s.Binds {
+		field := "Binds"
+		if b.ReadOnly {
+			field = roBinds
+		}
+		out = append(out, role{field, b.Source})
+	}
 	return out
 }
 
 type role struct{ field, path string }
+
+// roBinds names the read-only Binds among the roles.
+const roBinds = "Binds (read-only)"
 
 func (s *spec) checkPseudo() error {
 	for _, r := range s.roles() {
@@ -91,7 +101,7 @@ func (s *spec) checkPseudo() error {
 func (s *spec) checkHome() error {
 	homes := callerHomes()
 	for _, r := range s.roles() {
-		if r.field == "ReadOnlyPaths" {
+		if r.field == "ReadOnlyPaths" || r.field == roBinds {
 			continue
 		}
 		for _, h := range homes {

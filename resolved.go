@@ -21,6 +21,7 @@ func (c Config) Resolved() (Config, error) {
 	r.PolicyFiles = s.Policy
 	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
 	r.ChangesetPaths = s.Overlaid
+	r.WorkspaceDest, r.Binds = s.WorkspaceDest, s.Binds
 	if r.Changeset != "" {
 		if r.Changeset, err = s.changesetPath(r.Changeset); err != nil {
 			return Config{}, err

@@ -39,6 +39,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if !initCalled.Load() {
 		return nil, ErrNoInit
 	}
+	if s.hasDests() && runtime.GOOS != "linux" {
+		return nil, s.destRefusal(RungSeatbelt)
+	}
+	if s.hasPersist() && runtime.GOOS != "linux" {
+		return nil, s.persistRefusal(RungSeatbelt)
+	}
 	if sb.backend, err = newBackend(s); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"slices"
+	"time"
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/zones"
@@ -21,15 +22,46 @@ type Config struct {
 
 // Agent is one [[agents]] entry.
 type Agent struct {
-	ID      string
-	Sandbox Sandbox
+	ID string
+	// MainSession is the key of the agent's main session, which mode
+	// "non-main" leaves unsandboxed; "main" unless the file says otherwise.
+	MainSession string
+	Sandbox     Sandbox
 }
 
 // Sandbox is an agent's [agents.sandbox] table with every default filled in
 // and every path absolute.
 type Sandbox struct {
-	// Mode is corral.ModeEnabled unless the file says "disabled".
+	// Mode is corral.ModeDisabled when Sessions is SessionsOff, else
+	// corral.ModeEnabled.
 	Mode corral.Mode
+	// Sessions says which sessions run sandboxed: SessionsAll unless the
+	// file says "off" or "non-main" ("enabled" and "disabled" are kept as
+	// aliases of "all" and "off").
+	Sessions Sessions
+	// Scope says which sessions share a persistent sandbox (ScopeSession
+	// unless the file says otherwise).
+	Scope Scope
+	// WorkspaceAccess says what a persistent sandbox sees of the agent's
+	// workspace (AccessRW, the agent's workspace itself, unless the file
+	// says otherwise).
+	WorkspaceAccess Access
+	// Bootstrap are files copied into a sandbox's own workspace when it is
+	// created (workspace_access "none" or "ro"), by base name.
+	Bootstrap []string
+	// StateDir holds the persistent sandboxes' state; empty means
+	// $XDG_STATE_HOME/corral (~/.local/state/corral).
+	StateDir string
+	// PersistHome gives each persistent sandbox a writable home layered
+	// over the host's (true unless the file says false).
+	PersistHome bool
+	// PruneIdle and PruneMaxAge: a persistent sandbox unused for longer
+	// than PruneIdle, or created longer than PruneMaxAge ago, is removed
+	// with its state (24h and 168h unless the file says otherwise).
+	PruneIdle, PruneMaxAge time.Duration
+	// MediaDir is the only directory inbound media may be copied from;
+	// empty refuses all.
+	MediaDir string
 	// Workspace is empty when the file leaves it to the program, which
 	// usually derives it from the agent's id.
 	Workspace     string
@@ -87,11 +119,52 @@ const (
 // stay empty and an absent workspace stays "" for the program to choose.
 func defaultSandbox() Sandbox {
 	return Sandbox{
-		Mode:     corral.ModeEnabled,
-		Network:  corral.NetworkHost,
-		Fallback: FallbackFail,
+		Mode:            corral.ModeEnabled,
+		Sessions:        SessionsAll,
+		Scope:           ScopeSession,
+		WorkspaceAccess: AccessRW,
+		PersistHome:     true,
+		PruneIdle:       24 * time.Hour,
+		PruneMaxAge:     7 * 24 * time.Hour,
+		Network:         corral.NetworkHost,
+		Fallback:        FallbackFail,
 	}
 }
+
+// defaultMainSession is the main session's key when the file names none.
+const defaultMainSession = "main"
+
+// Sessions says which of an agent's sessions run sandboxed.
+type Sessions string
+
+const (
+	SessionsOff     Sessions = "off"      // none: commands run with full host access
+	SessionsNonMain Sessions = "non-main" // every session but the agent's main one
+	SessionsAll     Sessions = "all"      // every session
+)
+
+// Scope says which sessions share one persistent sandbox.
+type Scope string
+
+const (
+	ScopeSession Scope = "session" // one per session
+	ScopeAgent   Scope = "agent"   // one per agent, shared by its sessions
+	ScopeShared  Scope = "shared"  // one for every agent
+)
+
+// Access is what a persistent sandbox sees of the agent's workspace.
+type Access string
+
+const (
+	// AccessNone gives the sandbox its own workspace at /workspace; the
+	// agent's is invisible.
+	AccessNone Access = "none"
+	// AccessRO gives it its own workspace at /workspace and the agent's
+	// read-only at /agent.
+	AccessRO Access = "ro"
+	// AccessRW makes the agent's workspace the sandbox's workspace.
+	AccessRW Access = "rw"
+)
 
 // Agent returns the agent with the given id.
 func (c *Config) Agent(id string) (Agent, bool) {

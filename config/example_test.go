@@ -30,23 +30,23 @@ func TestExampleFile(t *testing.T) {
 	require.Equal(t, []string{"coder", "reviewer"}, cfg.IDs())
 
 	coder, _ := cfg.Agent("coder")
-	assert.Equal(t, Sandbox{
+	assert.Equal(t, runtimeDefaults(Sandbox{
 		Mode:          corral.ModeEnabled,
 		Network:       corral.NetworkHost,
 		Fallback:      FallbackFail,
 		Env:           []string{"GOPATH", "GOFLAGS=-mod=mod"},
 		AllowPlanting: []string{".envrc"},
 		ConfigFile:    cfg.File,
-	}, coder.Sandbox)
+	}), coder.Sandbox)
 
 	reviewer, _ := cfg.Agent("reviewer")
-	assert.Equal(t, Sandbox{
+	assert.Equal(t, runtimeDefaults(Sandbox{
 		Mode:       corral.ModeEnabled,
 		Network:    corral.NetworkNone,
 		Fallback:   FallbackFail,
 		Env:        []string{"CI=1"},
 		ConfigFile: cfg.File,
-	}, reviewer.Sandbox)
+	}), reviewer.Sandbox)
 	assert.Equal(t, []string{cfg.File}, reviewer.Sandbox.CorralConfig().PolicyFiles, "the file is kept read-only in its sandboxes")
 }
 

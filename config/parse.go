@@ -16,13 +16,20 @@ import (
 // The document as decoded, before defaults and checks. Pointers tell a key
 // left out from one set to its zero value.
 type fileDoc struct {
-	Agents []agentDoc         `toml:"agents"`
-	Zones  map[string]zoneDoc `toml:"zones"`
+	Defaults *defaultsDoc       `toml:"defaults"`
+	Agents   []agentDoc         `toml:"agents"`
+	Zones    map[string]zoneDoc `toml:"zones"`
+}
+
+// defaultsDoc is [defaults]: what every agent's tables start from.
+type defaultsDoc struct {
+	Sandbox *sandboxDoc `toml:"sandbox"`
 }
 
 type agentDoc struct {
-	ID      *string     `toml:"id"`
-	Sandbox *sandboxDoc `toml:"sandbox"`
+	ID          *string     `toml:"id"`
+	MainSession *string     `toml:"main_session"`
+	Sandbox     *sandboxDoc `toml:"sandbox"`
 }
 
 type sandboxDoc struct {
@@ -43,40 +50,43 @@ type sandboxDoc struct {
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
 
+	Scope           *string  `toml:"scope"`
+	WorkspaceAccess *string  `toml:"workspace_access"`
+	Bootstrap       []string `toml:"bootstrap_files"`
+	StateDir        *string  `toml:"state_dir"`
+	PersistHome     *bool    `toml:"persist_home"`
+	PruneIdle       *string  `toml:"prune_idle"`
+	PruneMaxAge     *string  `toml:"prune_max_age"`
+	MediaDir        *string  `toml:"media_dir"`
+
 	Zones []declDoc `toml:"zones"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
 // turns the decoder's messages, which name Go types, into ones about the
 // file, and lists the keys a misspelt one could have meant.
-var schema = map[string]string{
-	"agents":                              "an array of tables",
-	"agents[]":                            "a table",
-	"agents[].id":                         "a string",
-	"agents[].sandbox":                    "a table",
-	"agents[].sandbox.mode":               "a string",
-	"agents[].sandbox.workspace":          "a string",
-	"agents[].sandbox.writable_paths":     "an array of strings",
-	"agents[].sandbox.read_only_paths":    "an array of strings",
-	"agents[].sandbox.hidden_paths":       "an array of strings",
-	"agents[].sandbox.network":            "a string",
-	"agents[].sandbox.fallback":           "a string",
-	"agents[].sandbox.env":                "an array of strings",
-	"agents[].sandbox.allow_planting":     "an array of strings",
-	"agents[].sandbox.reveal":             "an array of strings",
-	"agents[].sandbox.allow_home":         "a boolean",
-	"agents[].sandbox.allow_unix_sockets": "a boolean",
-	"agents[].sandbox.allow_ptrace":       "a boolean",
-	"agents[].sandbox.changeset":          "a string",
-	"agents[].sandbox.changeset_paths":    "an array of strings",
+var schema = func() map[string]string {
+	m := map[string]string{
+		"defaults":              "a table",
+		"defaults.sandbox":      "a table",
+		"agents":                "an array of tables",
+		"agents[]":              "a table",
+		"agents[].id":           "a string",
+		"agents[].main_session": "a string",
+		"agents[].sandbox":      "a table",
+	}
+	for k, v := range sandboxKeys {
+		m["agents[].sandbox."+k] = v
+		m["defaults.sandbox."+k] = v
+	}
+	for k, v := range zoneKeys {
+		m[k] = v
+	}
+	return m
+}()
 
-	"agents[].sandbox.zones":                   "an array of tables",
-	"agents[].sandbox.zones[]":                 "a table",
-	"agents[].sandbox.zones[].name":            "a string",
-	"agents[].sandbox.zones[].mode":            "a string",
-	"agents[].sandbox.zones[].approval":        "a table",
-	"agents[].sandbox.zones[].approval.write":  "a string",
-	"agents[].sandbox.zones[].approval.delete": "a string",
+// zoneKeys are the project's [zones.NAME] tables ("*" for any name).
+var zoneKeys = map[string]string{
 	"zones":                   "a table",
 	"zones.*":                 "a table",
 	"zones.*.path":            "a string",
@@ -84,6 +94,42 @@ var schema = map[string]string{
 	"zones.*.approval":        "a table",
 	"zones.*.approval.write":  "a string",
 	"zones.*.approval.delete": "a string",
+}
+
+// sandboxKeys are the keys of a [agents.sandbox] or [defaults.sandbox]
+// table.
+var sandboxKeys = map[string]string{
+	"mode":               "a string",
+	"workspace":          "a string",
+	"writable_paths":     "an array of strings",
+	"read_only_paths":    "an array of strings",
+	"hidden_paths":       "an array of strings",
+	"network":            "a string",
+	"fallback":           "a string",
+	"env":                "an array of strings",
+	"allow_planting":     "an array of strings",
+	"reveal":             "an array of strings",
+	"allow_home":         "a boolean",
+	"allow_unix_sockets": "a boolean",
+	"allow_ptrace":       "a boolean",
+	"changeset":          "a string",
+	"changeset_paths":    "an array of strings",
+	"scope":              "a string",
+	"workspace_access":   "a string",
+	"bootstrap_files":    "an array of strings",
+	"state_dir":          "a string",
+	"persist_home":       "a boolean",
+	"prune_idle":         "a string",
+	"prune_max_age":      "a string",
+	"media_dir":          "a string",
+
+	"zones":                   "an array of tables",
+	"zones[]":                 "a table",
+	"zones[].name":            "a string",
+	"zones[].mode":            "a string",
+	"zones[].approval":        "a table",
+	"zones[].approval.write":  "a string",
+	"zones[].approval.delete": "a string",
 }
 
 // Load reads and validates the config file at path. Relative paths inside

@@ -21,8 +21,30 @@ func parseDoc(t *testing.T, doc string) (*Config, error) {
 	return Parse(strings.NewReader(doc), testFile)
 }
 
+// runtimeDefaults fills in the defaults of the persistent sandboxes' keys,
+// which the tables below leave out.
+func runtimeDefaults(s Sandbox) Sandbox {
+	d := defaultSandbox()
+	if s.Sessions == "" {
+		s.Sessions = SessionsAll
+		if s.Mode == corral.ModeDisabled {
+			s.Sessions = SessionsOff
+		}
+	}
+	if s.Scope == "" {
+		s.Scope = d.Scope
+	}
+	if s.WorkspaceAccess == "" {
+		s.WorkspaceAccess = d.WorkspaceAccess
+	}
+	if s.PruneIdle == 0 && s.PruneMaxAge == 0 {
+		s.PruneIdle, s.PruneMaxAge, s.PersistHome = d.PruneIdle, d.PruneMaxAge, true
+	}
+	return s
+}
+
 func TestParseDefaults(t *testing.T) {
-	want := Sandbox{Mode: corral.ModeEnabled, Network: corral.NetworkHost, Fallback: FallbackFail}
+	want := runtimeDefaults(Sandbox{Mode: corral.ModeEnabled, Network: corral.NetworkHost, Fallback: FallbackFail})
 	tests := []struct {
 		name string
 		doc  string
@@ -127,7 +149,7 @@ changeset_paths = ["/var/tmp/x"]
 			require.NoError(t, err)
 			a, ok := cfg.Agent("coder")
 			require.True(t, ok)
-			assert.Equal(t, tt.want, a.Sandbox)
+			assert.Equal(t, runtimeDefaults(tt.want), a.Sandbox)
 		})
 	}
 }
@@ -184,8 +206,8 @@ func TestParseErrors(t *testing.T) {
 		line int
 	}{
 		// Bad values.
-		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "enabled" or "disabled"`, 4},
-		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "enabled" or "disabled"`, 4},
+		{"mode", head + "mode = \"on\"\n", `4: agents[0].sandbox.mode: "on" is not a mode; want "off" or "non-main" or "all" or "enabled" or "disabled"`, 4},
+		{"mode case", head + "mode = \"Enabled\"\n", `4: agents[0].sandbox.mode: "Enabled" is not a mode; want "off" or "non-main" or "all" or "enabled" or "disabled"`, 4},
 		{"network", head + "network = \"bridge\"\n", `4: agents[0].sandbox.network: "bridge" is not a network; want "host" or "none"`, 4},
 		{"fallback", head + "fallback = \"ignore\"\n", `4: agents[0].sandbox.fallback: "ignore" is not a fallback; want "fail" or "warn"`, 4},
 		{"second agent", head + "[[agents]]\nid = \"b\"\n\n[agents.sandbox]\nnetwork = \"off\"\n",
@@ -219,13 +241,13 @@ func TestParseErrors(t *testing.T) {
 		{"empty agents", "agents = []\n", `1: agents: no agents; add an [[agents]] table with an id`, 1},
 
 		// Unknown keys.
-		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, zones`, 1},
-		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, sandbox`, 3},
+		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults, zones`, 1},
+		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths, zones`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, bootstrap_files, changeset, changeset_paths, env, fallback, hidden_paths, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths, zones`, 3},
-		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, sandbox`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, bootstrap_files, changeset, changeset_paths, env, fallback, hidden_paths, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
+		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `3: agents[0].tools: unknown key; want one of id, main_session, sandbox`, 3},
 
 		// Types.
 		{"mode integer", head + "mode = 1\n", `4: agents[0].sandbox.mode: want a string, not an integer`, 4},
@@ -250,8 +272,8 @@ func TestParseErrors(t *testing.T) {
 		{"mode date", head + "mode = 2024-01-01\n", `4: agents[0].sandbox.mode: want a string, not a date or time`, 4},
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
-		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, sandbox`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, changeset, changeset_paths, env, fallback, hidden_paths, mode, network, read_only_paths, reveal, workspace, writable_paths, zones`, 4},
+		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox`, 1},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, bootstrap_files, changeset, changeset_paths, env, fallback, hidden_paths, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},

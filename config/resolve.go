@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/corralhq/corral"
@@ -31,14 +32,27 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 	if cfg.Zones, err = r.projectZones(doc.Zones); err != nil {
 		return nil, err
 	}
+	var defaults *sandboxDoc
+	if doc.Defaults != nil && doc.Defaults.Sandbox != nil {
+		defaults = doc.Defaults.Sandbox
+		// Checked on its own, so that an error names the key where it is.
+		if _, err := r.sandbox("defaults.sandbox", defaults); err != nil {
+			return nil, err
+		}
+		if _, err := r.decls("defaults.sandbox.zones", defaults.Zones, cfg.Zones); err != nil {
+			return nil, err
+		}
+	}
 	seen := map[string]int{}
 	for i := range doc.Agents {
-		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &doc.Agents[i])
+		d := doc.Agents[i]
+		d.Sandbox = mergeSandbox(defaults, d.Sandbox)
+		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &d)
 		if err != nil {
 			return nil, err
 		}
-		if sd := doc.Agents[i].Sandbox; sd != nil {
-			if a.Sandbox.Zones, err = r.decls(fmt.Sprintf("agents[%d].sandbox.zones", i), sd.Zones, cfg.Zones); err != nil {
+		if d.Sandbox != nil {
+			if a.Sandbox.Zones, err = r.decls(fmt.Sprintf("agents[%d].sandbox.zones", i), d.Sandbox.Zones, cfg.Zones); err != nil {
 				return nil, err
 			}
 		}
@@ -61,7 +75,13 @@ func (r *resolver) agent(key string, d *agentDoc) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	return Agent{ID: id, Sandbox: sb}, nil
+	main := defaultMainSession
+	if d.MainSession != nil {
+		if main = *d.MainSession; main == "" || strings.ContainsRune(main, 0) {
+			return Agent{}, r.errorf(key+".main_session", "want a session key that is not empty")
+		}
+	}
+	return Agent{ID: id, MainSession: main, Sandbox: sb}, nil
 }
 
 // id accepts letters, digits, '.', '_' and '-': programs build paths and
@@ -101,13 +121,69 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	s.AllowHome = d.AllowHome != nil && *d.AllowHome
+	if d.PersistHome != nil {
+		s.PersistHome = *d.PersistHome
+	}
+	if err := r.runtime(key, d, &s); err != nil {
+		return Sandbox{}, err
+	}
 	return s, nil
+}
+
+// runtime resolves the keys of persistent sandboxes.
+func (r *resolver) runtime(key string, d *sandboxDoc, s *Sandbox) (err error) {
+	if s.Scope, err = pick(r, key+".scope", "scope", d.Scope, s.Scope, ScopeSession, ScopeAgent, ScopeShared); err != nil {
+		return err
+	}
+	if s.WorkspaceAccess, err = pick(r, key+".workspace_access", "workspace access", d.WorkspaceAccess, s.WorkspaceAccess, AccessNone, AccessRO, AccessRW); err != nil {
+		return err
+	}
+	if s.Bootstrap, err = r.paths(key+".bootstrap_files", d.Bootstrap); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		key string
+		v   *string
+		out *string
+	}{{".state_dir", d.StateDir, &s.StateDir}, {".media_dir", d.MediaDir, &s.MediaDir}} {
+		if p.v != nil {
+			if *p.out, err = r.path(key+p.key, *p.v); err != nil {
+				return err
+			}
+		}
+	}
+	if s.PruneIdle, err = r.duration(key+".prune_idle", d.PruneIdle, s.PruneIdle); err != nil {
+		return err
+	}
+	s.PruneMaxAge, err = r.duration(key+".prune_max_age", d.PruneMaxAge, s.PruneMaxAge)
+	return err
+}
+
+// duration parses a Go duration ("24h", "90m"); "0" turns the rule off.
+func (r *resolver) duration(key string, v *string, def time.Duration) (time.Duration, error) {
+	if v == nil {
+		return def, nil
+	}
+	d, err := time.ParseDuration(*v)
+	if err != nil || d < 0 {
+		return 0, r.errorf(key, "%q is not a duration; want one like \"24h\" or \"90m\", or \"0\" for never", *v)
+	}
+	return d, nil
 }
 
 // choices checks the keys that take one of a few words.
 func (r *resolver) choices(key string, d *sandboxDoc, s *Sandbox) (err error) {
-	if s.Mode, err = pick(r, key+".mode", "mode", d.Mode, s.Mode, corral.ModeEnabled, corral.ModeDisabled); err != nil {
+	if s.Sessions, err = pick(r, key+".mode", "mode", d.Mode, s.Sessions, SessionsOff, SessionsNonMain, SessionsAll, "enabled", "disabled"); err != nil {
 		return err
+	}
+	switch s.Sessions {
+	case "enabled":
+		s.Sessions = SessionsAll
+	case "disabled":
+		s.Sessions = SessionsOff
+	}
+	if s.Mode = corral.ModeEnabled; s.Sessions == SessionsOff {
+		s.Mode = corral.ModeDisabled
 	}
 	if s.Network, err = pick(r, key+".network", "network", d.Network, s.Network, corral.NetworkHost, corral.NetworkNone); err != nil {
 		return err

@@ -101,3 +101,35 @@ func TestZonesErrors(t *testing.T) {
 		})
 	}
 }
+
+// [defaults.sandbox] may declare zones; an agent's own list replaces it
+// whole, and an empty one means none.
+func TestZonesDefaults(t *testing.T) {
+	cfg, err := parseDoc(t, `
+[zones.data]
+path = "/d"
+mode = "rw"
+[defaults.sandbox]
+zones = [{ name = "data", mode = "ro" }]
+[[agents]]
+id = "inherits"
+[[agents]]
+id = "own"
+sandbox.zones = [{ name = "data", mode = "rw" }]
+[[agents]]
+id = "none"
+sandbox.zones = []
+`)
+	require.NoError(t, err)
+	for id, want := range map[string]map[string]zones.Mode{
+		"inherits": {"data": zones.ReadOnly},
+		"own":      {"data": zones.ReadWrite},
+		"none":     nil,
+	} {
+		a, err := cfg.Access(id)
+		require.NoError(t, err)
+		assert.Equal(t, want, a.Modes(), id)
+	}
+	_, err = parseDoc(t, "[zones.data]\npath = \"/d\"\n[defaults.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n[[agents]]\nid = \"a\"\n")
+	require.EqualError(t, err, testFile+`:4: defaults.sandbox.zones[0]: agent requests "rw" on data but project has "ro"`)
+}

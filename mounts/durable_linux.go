@@ -60,8 +60,14 @@ func guarded(k Kind) bool {
 // Preconditions: called right after Execute, by the same process.
 func NewGuard(p *Plan) (*Guard, error) {
 	g := &Guard{cover: -1}
+	points := map[string]bool{}
 	for _, m := range p.Mounts {
-		if !guarded(m.Kind) || m.Kind == Protect || m.Kind == Pin || m.MakeTarget {
+		// A persistent /tmp's mount point is the host's /tmp: restoring
+		// it would bind whatever the host put there instead.
+		points[m.Path] = points[m.Path] || m.Kind == MountPoint || m.Path == "/tmp" && m.Source != ""
+	}
+	for _, m := range p.Mounts {
+		if !guarded(m.Kind) || m.Kind == Protect || m.Kind == Pin || m.MakeTarget || points[m.Path] {
 			continue // mount points on the sandbox's own tmpfs are beyond the host's reach
 		}
 		id, err := mountID(m.Path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -39,8 +40,14 @@ func Execute(p *Plan) error {
 	if err := enterScratch(); err != nil {
 		return &Error{Kind: RootReadOnly, Path: "/", Err: err}
 	}
+	shadowed := map[string]bool{}
 	for _, m := range p.Mounts {
-		if err := apply(m); err != nil {
+		err := apply(m)
+		if m.Kind == MountPoint && !shadowed[path.Dir(m.Path)] {
+			shadowed[path.Dir(m.Path)] = true
+			err = shadow(path.Dir(m.Path), mountPointsIn(p, path.Dir(m.Path)))
+		}
+		if err != nil {
 			return &Error{Kind: m.Kind, Path: m.Path, Err: err}
 		}
 	}
@@ -94,13 +101,23 @@ func apply(m Mount) error {
 	case Tmpfs:
 		return unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
 	case Bind, BindReadOnly:
-		return bind(oldRoot+m.Path, target, m.Kind == BindReadOnly, m.MakeTarget)
+		src := m.Path
+		if m.Source != "" {
+			src = m.Source
+		}
+		return bind(oldRoot+src, target, m.Kind == BindReadOnly, m.MakeTarget)
+	case MountPoint:
+		return nil // made by shadow, once per directory
 	case Overlay:
 		return mountOverlay(m, target)
 	case Protect, Pin:
 		return nil // done by ProtectNow, when the command starts
 	case Hide:
-		return hide(oldRoot+m.Path, target)
+		src := m.Path
+		if m.Source != "" {
+			src = m.Source
+		}
+		return hide(oldRoot+src, target)
 	}
 	return fmt.Errorf("unknown mount kind %v", m.Kind)
 }

@@ -69,9 +69,26 @@ const (
 	Protect
 	// Hide covers a path with an empty, unreadable file or directory.
 	Hide
+	// MountPoint makes the mount point of a bind whose source lies
+	// elsewhere on the host (a destination such as /workspace), before the
+	// bind itself: the directory above it is replaced by a read-only tmpfs
+	// that holds the host directory's entries, each bound back in place, and
+	// an empty mount point for every destination there. The host's own
+	// tree is never written, and the host cannot unmount what lies on the
+	// sandbox's tmpfs.
+	MountPoint
 )
 
-var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "overlay", "pin", "ro-bind", "protect", "hide"}
+var kindNames = [...]string{"ro-root", "proc", "dev", "tmpfs", "bind", "overlay", "pin", "ro-bind", "protect", "hide", "mountpt"}
+
+// rank orders mounts of equal depth: a mount point goes before the bind
+// made on it, then the stricter kind (later in the Kind order) goes last.
+func (k Kind) rank() int {
+	if k == MountPoint {
+		return -1
+	}
+	return int(k)
+}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -81,10 +98,15 @@ func (k Kind) String() string {
 }
 
 // Mount is one step of a plan. Path is where it appears inside the sandbox;
-// binds take the same path from the host.
+// binds take the same path from the host unless Source says otherwise.
 type Mount struct {
 	Kind Kind
 	Path string
+	// Source is the host path a bind shows at Path, when it lies elsewhere
+	// (a mount destination); empty when it is Path itself. For MountPoint,
+	// the source of the bind to come, whose type (directory or file) the
+	// mount point takes.
+	Source string `json:",omitempty"`
 	// MakeTarget says the mount point may be missing and lies on a tmpfs
 	// the plan created, so the executor may create it there.
 	MakeTarget bool
@@ -97,6 +119,9 @@ func (m Mount) String() string {
 	s := fmt.Sprintf("%-8s %s", m.Kind, m.Path)
 	if m.Kind == Overlay {
 		s += " (changes in " + m.Upper + ")"
+	}
+	if m.Source != "" && m.Kind != MountPoint {
+		s += " (from " + m.Source + ")"
 	}
 	if m.MakeTarget {
 		s += " (mount point created)"
@@ -135,6 +160,21 @@ type Input struct {
 	// Overlays are writable roots mounted as overlayfs instead of bound,
 	// so that writes go to a changeset rather than the host.
 	Overlays []OverlayRoot
+	// Sources maps each destination, a writable or read-only path as the
+	// sandbox sees it, to the host path bound there. Every path of the
+	// lists above is as the sandbox sees it: one inside a destination (a
+	// hidden file in a workspace shown at /workspace) takes its host path
+	// from there. A destination lies under no other destination and under
+	// no other path of the plan, and is not overlaid (the caller checks).
+	Sources map[string]string
+	// Layered are directories mounted as overlayfs whose writes land in
+	// Upper, the host's directory left as it is (a persistent home). They
+	// are not writable roots: a writable path inside one is bound from the
+	// host on top, and protected names are not looked for in them.
+	Layered []OverlayRoot
+	// Tmp, when set, is a host directory bound at /tmp in place of a
+	// private tmpfs, so that /tmp outlives each command.
+	Tmp string
 }
 
 // OverlayRoot says which writable root is mounted as overlayfs and where its
@@ -146,11 +186,15 @@ type OverlayRoot struct {
 
 // Build computes the plan for in. It does not touch the filesystem.
 func Build(in Input) *Plan {
+	tmp := Mount{Kind: Tmpfs, Path: "/tmp"}
+	if in.Tmp != "" {
+		tmp = Mount{Kind: Bind, Path: "/tmp", Source: in.Tmp}
+	}
 	p := &Plan{Mounts: []Mount{
 		{Kind: RootReadOnly, Path: "/"},
 		{Kind: Proc, Path: "/proc"},
 		{Kind: Dev, Path: "/dev"},
-		{Kind: Tmpfs, Path: "/tmp"},
+		tmp,
 	}}
 	var binds []Mount
 	add := func(k Kind, paths ...string) {
@@ -159,21 +203,27 @@ func Build(in Input) *Plan {
 		}
 	}
 	addWritable(&binds, in)
+	for _, l := range in.Layered {
+		binds = append(binds, Mount{Kind: Overlay, Path: l.Path, Upper: l.Upper, Work: l.Work})
+	}
 	add(BindReadOnly, in.ReadOnly...)
 	add(Hide, in.Hidden...)
 	for _, p := range slices.Concat(in.ReadOnly, in.Hidden) {
 		for _, root := range in.Writable {
 			add(Pin, above(p, root)...)
 		}
+		for _, l := range in.Layered {
+			add(Pin, above(p, l.Path)...)
+		}
 	}
-	binds = dedupe(binds)
+	binds = dedupe(addSources(binds, in.Sources))
 	// Deeper paths mount later, so the most specific rule wins; at equal
 	// depth the stricter kind (later in the Kind order) goes last.
 	slices.SortStableFunc(binds, func(a, b Mount) int {
 		if d := depth(a.Path) - depth(b.Path); d != 0 {
 			return d
 		}
-		return int(a.Kind) - int(b.Kind)
+		return a.Kind.rank() - b.Kind.rank()
 	})
 	for _, m := range binds {
 		if m.Kind == Hide && !visible(m.Path, binds) {
@@ -186,9 +236,40 @@ func Build(in Input) *Plan {
 			continue // nothing there can be renamed in the first place
 		}
 		m.MakeTarget = onPlanTmpfs(m.Path, binds)
+		if m.Kind == MountPoint && m.MakeTarget {
+			continue // the bind creates its own mount point on the private /tmp
+		}
 		p.Mounts = append(p.Mounts, m)
 	}
 	return p
+}
+
+// addSources sets the host source of each bind in a destination and adds
+// the mount point each destination needs.
+func addSources(binds []Mount, sources map[string]string) []Mount {
+	for i, m := range binds {
+		switch m.Kind {
+		case Bind, BindReadOnly, Hide:
+		default:
+			continue
+		}
+		if src, ok := sources[m.Path]; ok && m.Kind != Hide {
+			binds = append(binds, Mount{Kind: MountPoint, Path: m.Path, Source: src})
+		}
+		binds[i].Source = hostOf(m.Path, sources)
+	}
+	return binds
+}
+
+// hostOf returns the host path shown at p when p lies in a destination, and
+// "" otherwise.
+func hostOf(p string, sources map[string]string) string {
+	for dest, src := range sources {
+		if rel, ok := pathtree.Rel(dest, p); ok {
+			return path.Join(src, rel)
+		}
+	}
+	return ""
 }
 
 // addWritable binds each writable root, or mounts its overlay. A writable

@@ -105,3 +105,45 @@ func TestBuildLeavesProtectedNamesToTheCommandStart(t *testing.T) {
 		assert.NotContains(t, m.Path, "/w/.", "guarded when the command starts, not planned")
 	}
 }
+
+func TestBuildDestinations(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/workspace", "/home/u/proj"},
+		ReadOnly: []string{"/agent", "/tmp/in"},
+		Hidden:   []string{"/home/u/.ssh"},
+		Sources:  map[string]string{"/workspace": "/state/s1/ws", "/agent": "/home/u/agent", "/tmp/in": "/srv/in"},
+	})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"tmpfs    /tmp",
+		"mountpt  /workspace",
+		"mountpt  /agent",
+		"bind     /workspace (from /state/s1/ws)",
+		"ro-bind  /agent (from /home/u/agent)",
+		"ro-bind  /tmp/in (from /srv/in) (mount point created)",
+		"bind     /home/u/proj",
+		"hide     /home/u/.ssh",
+	}, paths(p))
+}
+
+func TestBuildLayeredHomeAndPersistentTmp(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/home/u/ws"},
+		Hidden:   []string{"/home/u/.config/gcloud", "/state"},
+		Layered:  []OverlayRoot{{Path: "/home/u", Upper: "/state/s/up", Work: "/state/s/wk"}},
+		Tmp:      "/state/s/tmp",
+	})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"bind     /tmp (from /state/s/tmp)",
+		"hide     /state",
+		"overlay  /home/u (changes in /state/s/up)",
+		"bind     /home/u/ws",
+		"pin      /home/u/.config",
+		"hide     /home/u/.config/gcloud",
+	}, paths(p))
+}

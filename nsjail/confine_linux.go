@@ -135,6 +135,9 @@ func landlockEntries(s *setup) []landlock.Entry {
 		}
 		add(landlock.None, in.Hidden...)
 	} else {
+		for _, l := range in.Layered {
+			add(landlock.ReadWrite, l.Path) // its writes land in its upper directory
+		}
 		add(landlock.ReadWrite, "/tmp", "/dev/shm")
 		add(landlock.Terminal, "/dev/pts")
 	}

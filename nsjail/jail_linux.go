@@ -27,6 +27,15 @@ type Options struct {
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
 	Overlays []mounts.OverlayRoot
+	// Sources maps writable and read-only paths that are mount
+	// destinations, as the sandbox sees them (the workspace among them), to
+	// the host paths bound there. Needs a mount namespace.
+	Sources map[string]string
+	// Layered are directories mounted as overlayfs whose writes land in
+	// an upper directory, such as a persistent home (see mounts.Input).
+	Layered []mounts.OverlayRoot
+	// Tmp, when set, is bound at /tmp instead of a private tmpfs.
+	Tmp string
 	// Direct clones sandboxes from the calling process instead of a spawner.
 	// It saves starting the spawner and suits small, short-lived callers
 	// such as the CLI; a caller with a large heap pays a full fork per spawn.
@@ -83,6 +92,12 @@ func New(o Options) (*Jail, error) {
 	if o.Bare && len(o.Overlays) > 0 {
 		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
 	}
+	if o.Bare && (len(o.Layered) > 0 || o.Tmp != "") {
+		return nil, &Error{Layer: LayerOverlay, Err: errors.New("a persistent home or /tmp needs a mount namespace")}
+	}
+	if o.Bare && len(o.Sources) > 0 {
+		return nil, &Error{Layer: LayerMount, Err: errors.New("mount destinations need a mount namespace")}
+	}
 	in := o.Input()
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, Workspace: o.Workspace,
@@ -101,7 +116,7 @@ func New(o Options) (*Jail, error) {
 	// An overlay may be mounted only while its command runs: a sandbox
 	// built ahead would hold it beside the running one, and across an apply
 	// that changes the layers under it.
-	if len(o.Overlays) > 0 {
+	if len(o.Overlays) > 0 || len(o.Layered) > 0 {
 		ahead = 0
 	}
 	// A direct caller is short-lived: only its first sandbox is built ahead.
@@ -467,5 +482,8 @@ func (o Options) Input() mounts.Input {
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
 		Overlays:  o.Overlays,
+		Sources:   o.Sources,
+		Layered:   o.Layered,
+		Tmp:       o.Tmp,
 	}
 }

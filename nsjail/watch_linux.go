@@ -44,7 +44,11 @@ func sources(s *setup) []source {
 		}
 		var st unix.Stat_t
 		if unix.Stat(m.Path, &st) == nil {
-			out = append(out, source{Path: m.Path, Dev: st.Dev, Ino: st.Ino})
+			host := m.Path
+			if m.Source != "" {
+				host = m.Source // a destination: the host knows it by its source
+			}
+			out = append(out, source{Path: host, Dev: st.Dev, Ino: st.Ino})
 		}
 	}
 	return out

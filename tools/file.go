@@ -53,6 +53,21 @@ func NewFile(dir string) (*File, error) {
 	return &File{ws: ws, MaxReadBytes: DefaultMaxReadBytes, MaxListItems: DefaultMaxListItems}, nil
 }
 
+// NewFileAt returns a File confined to the workspace dir, which the model
+// sees at view inside the sandbox (corral.Sandbox.WorkspaceDir, such as
+// /workspace): absolute paths inside view are taken as the same paths
+// inside dir, and errors name paths as the model sees them.
+func NewFileAt(dir, view string) (*File, error) {
+	f, err := NewFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if f.ws, err = f.ws.withView(view); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // Workspace returns the canonical workspace path.
 func (f *File) Workspace() string { return f.ws.root }
 

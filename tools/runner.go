@@ -46,6 +46,11 @@ func newRunner(sb *corral.Sandbox, opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A workspace shown at a mount destination: working directories are
+	// given and run there.
+	if ws, err = ws.withView(sb.WorkspaceDir()); err != nil {
+		return nil, err
+	}
 	return &runner{sb: sb, ws: ws, opts: opts}, nil
 }
 
@@ -95,7 +100,7 @@ func (r *runner) run(ctx context.Context, inv invocation) (*ShellOutput, error) 
 	tctx, cancel := context.WithTimeoutCause(ctx, inv.timeout, errTimedOut)
 	defer cancel()
 	cmd := r.sb.Command(tctx, inv.name, inv.args...)
-	cmd.Dir = inv.dir
+	cmd.Dir = r.ws.out(inv.dir)
 	cmd.Env = r.environ(cmd.Environ(), inv.env)
 	stdout, stderr := newCapture(r.opts.MaxOutputBytes), newCapture(r.opts.MaxOutputBytes)
 	cmd.Stdout, cmd.Stderr = stdout, stderr

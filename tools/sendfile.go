@@ -31,6 +31,19 @@ func NewSendFile(dir string) (*SendFile, error) {
 	return &SendFile{ws: ws}, nil
 }
 
+// NewSendFileAt returns a SendFile confined to the workspace dir, which
+// the model sees at view inside the sandbox (see [NewFileAt]).
+func NewSendFileAt(dir, view string) (*SendFile, error) {
+	s, err := NewSendFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if s.ws, err = s.ws.withView(view); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // SendFileArgs are the arguments of a send_file tool call.
 type SendFileArgs struct {
 	// FilePath is absolute or relative to the workspace.

@@ -9,8 +9,49 @@ import (
 )
 
 // workspace is a canonical directory that the file tools and working
-// directories must stay inside.
-type workspace struct{ root string }
+// directories must stay inside. view, when set, is where the sandbox shows
+// root (a mount destination such as /workspace): absolute paths the model
+// gives are taken from there, and paths handed back are put there.
+type workspace struct{ root, view string }
+
+// in translates p from the sandbox's view to the host: an absolute path
+// inside view becomes the same path inside root.
+func (w workspace) in(p string) string {
+	if w.view == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if rel, ok := inside(w.view, filepath.Clean(p)); ok {
+		return filepath.Join(w.root, rel)
+	}
+	return p
+}
+
+// out translates the host path p inside root to where the sandbox shows it.
+func (w workspace) out(p string) string {
+	if w.view == "" {
+		return p
+	}
+	if rel, ok := inside(w.root, p); ok {
+		return filepath.Join(w.view, rel)
+	}
+	return p
+}
+
+// shown is root as the model sees it.
+func (w workspace) shown() string { return w.out(w.root) }
+
+// withView returns w shown at view, an absolute clean path; "" or root
+// itself mean no translation.
+func (w workspace) withView(view string) (workspace, error) {
+	if view == "" || view == w.root {
+		return w, nil
+	}
+	if !filepath.IsAbs(view) || filepath.Clean(view) != view {
+		return w, &ArgError{Field: "view", Value: view, Reason: "want an absolute, clean path"}
+	}
+	w.view = view
+	return w, nil
+}
 
 // newWorkspace canonicalizes dir once, so later comparisons are between
 // canonical paths (on macOS /var is really /private/var).
@@ -58,7 +99,7 @@ func (w workspace) resolve(op, p string) (resolved, error) {
 	if strings.ContainsRune(p, 0) {
 		return resolved{}, &ArgError{Field: "path", Value: p, Reason: "contains a NUL byte"}
 	}
-	joined := p
+	joined := w.in(p)
 	if !filepath.IsAbs(joined) {
 		joined = filepath.Join(w.root, joined)
 	}
@@ -69,7 +110,7 @@ func (w workspace) resolve(op, p string) (resolved, error) {
 	}
 	rel, ok := inside(w.root, canon)
 	if !ok {
-		return resolved{}, &PathError{Op: op, Path: p, Resolved: canon, Workspace: w.root, Err: ErrOutsideWorkspace}
+		return resolved{}, &PathError{Op: op, Path: p, Resolved: w.out(canon), Workspace: w.shown(), Err: ErrOutsideWorkspace}
 	}
 	if fi, err := os.Lstat(joined); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return resolved{}, &PathError{Op: op, Path: p, Err: ErrSymlink}
@@ -88,7 +129,7 @@ func (w workspace) dir(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", &ArgError{Field: op, Value: p, Reason: "contains a NUL byte"}
 	}
-	joined := p
+	joined := w.in(p)
 	if !filepath.IsAbs(joined) {
 		joined = filepath.Join(w.root, joined)
 	}
@@ -100,7 +141,7 @@ func (w workspace) dir(p string) (string, error) {
 		return "", &PathError{Op: op, Path: p, Err: err}
 	}
 	if _, ok := inside(w.root, canon); !ok {
-		return "", &PathError{Op: op, Path: p, Resolved: canon, Workspace: w.root, Err: ErrOutsideWorkspace}
+		return "", &PathError{Op: op, Path: p, Resolved: w.out(canon), Workspace: w.shown(), Err: ErrOutsideWorkspace}
 	}
 	fi, err := os.Stat(canon)
 	if err != nil {

@@ -14,3 +14,17 @@ func Within(p, base string) bool {
 	}
 	return p == base || base == "/" || strings.HasPrefix(p, base+"/")
 }
+
+// Rel returns p relative to base ("." for base itself) when p is within
+// base, by the rules of Within.
+func Rel(base, p string) (string, bool) {
+	switch {
+	case !Within(p, base):
+		return "", false
+	case p == base:
+		return ".", true
+	case base == "/":
+		return p[1:], true
+	}
+	return p[len(base)+1:], true
+}

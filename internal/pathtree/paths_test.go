@@ -31,3 +31,22 @@ func TestWithin(t *testing.T) {
 		assert.Equal(t, c.want, Within(c.p, c.base), "Within(%q, %q)", c.p, c.base)
 	}
 }
+
+func TestRel(t *testing.T) {
+	cases := []struct {
+		base, p, want string
+		ok            bool
+	}{
+		{"/a/b", "/a/b", ".", true},
+		{"/a/b", "/a/b/c/d", "c/d", true},
+		{"/", "/x/y", "x/y", true},
+		{"/", "/", ".", true},
+		{"/a/b", "/a/bc", "", false},
+		{"/a/b", "/a", "", false},
+	}
+	for _, c := range cases {
+		got, ok := Rel(c.base, c.p)
+		assert.Equal(t, c.ok, ok, "%s in %s", c.p, c.base)
+		assert.Equal(t, c.want, got, "%s in %s", c.p, c.base)
+	}
+}

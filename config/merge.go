@@ -1,0 +1,48 @@
+package config
+
+import "slices"
+
+// mergeSandbox is an agent's [agents.sandbox] over [defaults.sandbox]:
+// each key the agent sets wins over the default; env and the path lists
+// are the defaults' followed by the agent's.
+func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
+	if def == nil {
+		return agent
+	}
+	if agent == nil {
+		c := *def
+		return &c
+	}
+	m := *agent
+	for _, f := range []struct{ dst, src **string }{
+		{&m.Mode, &def.Mode}, {&m.Workspace, &def.Workspace}, {&m.Network, &def.Network},
+		{&m.Fallback, &def.Fallback}, {&m.Changeset, &def.Changeset}, {&m.Scope, &def.Scope},
+		{&m.WorkspaceAccess, &def.WorkspaceAccess}, {&m.StateDir, &def.StateDir},
+		{&m.PruneIdle, &def.PruneIdle}, {&m.PruneMaxAge, &def.PruneMaxAge}, {&m.MediaDir, &def.MediaDir},
+	} {
+		if *f.dst == nil {
+			*f.dst = *f.src
+		}
+	}
+	for _, f := range []struct{ dst, src **bool }{
+		{&m.AllowHome, &def.AllowHome}, {&m.AllowUnixSockets, &def.AllowUnixSockets},
+		{&m.AllowPtrace, &def.AllowPtrace}, {&m.PersistHome, &def.PersistHome},
+	} {
+		if *f.dst == nil {
+			*f.dst = *f.src
+		}
+	}
+	for _, f := range []struct{ dst, src *[]string }{
+		{&m.WritablePaths, &def.WritablePaths}, {&m.ReadOnlyPaths, &def.ReadOnlyPaths},
+		{&m.HiddenPaths, &def.HiddenPaths}, {&m.Env, &def.Env}, {&m.AllowPlanting, &def.AllowPlanting},
+		{&m.Reveal, &def.Reveal}, {&m.ChangesetPaths, &def.ChangesetPaths}, {&m.Bootstrap, &def.Bootstrap},
+	} {
+		if *f.src != nil {
+			*f.dst = slices.Concat(*f.src, *f.dst)
+		}
+	}
+	if m.Zones == nil {
+		m.Zones = def.Zones // a declaration is replaced whole, never merged
+	}
+	return &m
+}

@@ -1,0 +1,128 @@
+package integration
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/testhook"
+)
+
+// destWorld is a world whose workspace the sandbox shows at /workspace,
+// with an agent's directory read-only at /agent.
+func destWorld(t *testing.T) (*world, string, corral.Config) {
+	w := newWorld(t)
+	agent := realDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "notes.md"), []byte("agent notes\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(w.ws, ".git", "hooks"), 0o755))
+	w.vars = append(w.vars, "AGENT="+agent)
+	cfg := w.config()
+	cfg.WorkspaceDest = "/workspace"
+	cfg.Binds = []corral.Bind{{Source: agent, Dest: "/agent", ReadOnly: true}}
+	return w, agent, cfg
+}
+
+// The workspace and the agent's directory appear at their destinations
+// with their rules, and the rest of the tree is still there.
+func TestDestinationsShowSourcesWithTheirRules(t *testing.T) {
+	for _, p := range []string{"/workspace", "/agent"} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Skipf("the host has %s itself, which this test would confuse with the destination", p)
+		}
+	}
+	w, agent, cfg := destWorld(t)
+	r := w.sandboxed(cfg, `pwd; echo made > /workspace/made.txt && cat /agent/notes.md && test -x /usr/bin/env &&
+		echo t > /tmp/t && grep -q Pid /proc/self/status && echo fine`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "/workspace\nagent notes\nfine\n", r.stdout)
+	assert.True(t, fileHas(filepath.Join(w.ws, "made.txt"), "made"), "a write to /workspace lands in the workspace")
+	assert.False(t, exists("/workspace"), "the host's root is not written to make the mount point")
+	assert.False(t, exists("/agent"))
+
+	// Each probe prints "escaped" only where it got through; escaped says
+	// so from the host where the sandbox's word cannot be trusted.
+	probes := []struct {
+		name, script, control string
+		escaped               func() bool
+	}{
+		{"write the read-only destination", `echo x >> /agent/notes.md`, `echo x >> "$AGENT/notes.md"`,
+			func() bool { return fileHas(filepath.Join(agent, "notes.md"), "x\n") }},
+		{"create in the read-only destination", `echo x > /agent/new`, `echo x > "$AGENT/new"`,
+			func() bool { return exists(filepath.Join(agent, "new")) }},
+		{"read a hidden path in the workspace's destination", `cat /workspace/secret/token`, `cat "$SECRET/token"`, nil},
+		{"write a read-only path in the workspace's destination", `echo x > /workspace/data/x`, `echo x > "$DATA/x"`,
+			func() bool { return exists(filepath.Join(w.data, "x")) }},
+		{"plant a git hook through the destination", `echo x > /workspace/.git/hooks/pre-commit`, `echo x > "$WS/.git/hooks/pre-commit"`,
+			func() bool { return exists(filepath.Join(w.ws, ".git/hooks/pre-commit")) }},
+		{"write the workspace at its host path", `echo x > "$WS/host-path"`, `echo x > "$WS/host-path"`,
+			func() bool { return exists(filepath.Join(w.ws, "host-path")) }},
+	}
+	for _, p := range probes {
+		t.Run(p.name, func(t *testing.T) {
+			got := w.sandboxed(cfg, p.script)
+			assert.NotContains(t, got.stdout, "s3cr3t", "%s", got)
+			if p.escaped != nil {
+				assert.False(t, p.escaped(), "the host is unchanged: %s", got)
+			}
+			ctl := w.bare(p.control)
+			assert.Equal(t, 0, ctl.code, "the same probe works on the host: %s", ctl)
+			if p.escaped != nil {
+				assert.True(t, p.escaped(), "the control changed the host")
+			} else {
+				assert.Contains(t, ctl.stdout, "s3cr3t")
+			}
+		})
+	}
+}
+
+// Destinations under a directory that exists on the host keep its other
+// entries: only the new name is added, and the host directory is untouched.
+func TestDestinationBesideHostEntries(t *testing.T) {
+	w := newWorld(t)
+	// Outside /tmp: the sandbox's own /tmp would make the mount point there.
+	parent, err := os.MkdirTemp("/var/tmp", "corral-dest-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	require.NoError(t, os.WriteFile(filepath.Join(parent, "kept"), []byte("kept\n"), 0o644))
+	require.NoError(t, os.Symlink("kept", filepath.Join(parent, "link")))
+	src := realDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(src, "f"), []byte("from source\n"), 0o644))
+	cfg := w.config()
+	cfg.Binds = []corral.Bind{{Source: src, Dest: filepath.Join(parent, "mnt")}}
+	w.vars = append(w.vars, "P="+parent)
+	r := w.sandboxed(cfg, `cd "$P" && cat kept link mnt/f && echo w > mnt/w && ! (echo x > new) 2>/dev/null && echo ok`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "kept\nkept\nfrom source\nok\n", r.stdout)
+	assert.True(t, fileHas(filepath.Join(src, "w"), "w"), "the destination is writable into its source")
+	assert.False(t, exists(filepath.Join(parent, "mnt")), "the host directory got no mount point")
+	assert.False(t, exists(filepath.Join(parent, "new")))
+	ctl := w.bare(`echo x > "$P/new"`)
+	assert.Equal(t, 0, ctl.code, "the host directory itself is writable: %s", ctl)
+}
+
+// Where there is no mount namespace (the landlock rung, or none), a
+// destination cannot be made: New fails naming it rather than running
+// with the source at its own path. Control: the same config without the
+// destination builds.
+func TestDestinationsFailClosedWithoutMountNamespace(t *testing.T) {
+	w, _, cfg := destWorld(t)
+	cfg.Fallback = corral.FallbackWarn
+	restore := testhook.Disable(string(corral.LayerUserNS))
+	defer restore()
+	_, err := corral.New(cfg)
+	var se *corral.SetupError
+	require.True(t, errors.As(err, &se), "want a setup error, got %v", err)
+	assert.Equal(t, corral.LayerMountNS, se.Layer)
+	assert.Contains(t, err.Error(), "/workspace")
+
+	plain := w.config()
+	plain.Fallback = corral.FallbackWarn
+	sb, err := corral.New(plain)
+	require.NoError(t, err, "without destinations the same host builds a sandbox")
+	sb.Close()
+}
