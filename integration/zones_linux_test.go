@@ -311,6 +311,17 @@ func TestZoneDelegationChain(t *testing.T) {
 	assert.FileExists(t, filepath.Join(sc.dirs["drafts"], "c.txt"))
 	assert.NoFileExists(t, filepath.Join(sc.dirs["drafts"], "g.txt"))
 
+	// Nor can a child read what waits for review in its parent's
+	// changeset (a write to /data left there, as a command leaves it until
+	// review).
+	sc.dirs["cs"] = sc.cs
+	cat := `cat "$CS"/roots/*/upper/pending.txt`
+	require.NoError(t, os.WriteFile(filepath.Join(sc.cs, "roots", "1", "upper", "pending.txt"), []byte("pending\n"), 0o644))
+	r, _ = sc.run(child, cat)
+	assert.NotEqual(t, 0, r.code, "%s", r)
+	assert.NotContains(t, r.stdout, "pending")
+	assert.Equal(t, "pending\n", sc.control(cat).stdout)
+
 	_, err = grandchild.Files().Read("/drafts/a.txt")
 	assert.Error(t, err)
 	require.Error(t, child.Files().Write(context.Background(), "/data/x", nil))

@@ -61,6 +61,7 @@ type Worker struct {
 	approver Approver
 	sb       *corral.Sandbox
 	cs       string
+	hidden   []string // changesets its commands must not see
 	files    *FS
 }
 
@@ -82,15 +83,33 @@ type WorkerConfig struct {
 
 // NewWorker builds the worker a reaches, with its sandbox.
 func NewWorker(a *Access, c WorkerConfig) (*Worker, error) {
+	return newWorker(a, c, nil)
+}
+
+// newWorker builds a worker whose commands cannot see the changesets
+// listed in hide (its ancestors'), nor its own: their upper directories
+// hold changes to zones it may not have.
+func newWorker(a *Access, c WorkerConfig, hide []string) (*Worker, error) {
 	cfg, err := a.SandboxConfig(c.Base, c.Project, c.Changeset)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Changeset != "" {
+		if err := os.MkdirAll(cfg.Changeset, 0o700); err != nil {
+			return nil, err
+		}
+		hide = append(slices.Clone(hide), cfg.Changeset)
+	}
+	for _, h := range hide {
+		if !slices.Contains(cfg.HiddenPaths, h) {
+			cfg.HiddenPaths = append(cfg.HiddenPaths, h)
+		}
 	}
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, files: NewFS(a, c.Approver)}, nil
+	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, hidden: hide, files: NewFS(a, c.Approver)}, nil
 }
 
 // Access is what the worker may reach.
@@ -132,7 +151,7 @@ func (w *Worker) Child(decls []Decl, c WorkerConfig) (*Worker, error) {
 	if c.Project == nil {
 		c.Project = w.project
 	}
-	return NewWorker(a, c)
+	return newWorker(a, c, w.hidden)
 }
 
 // Close ends the worker's sandbox.
