@@ -7,7 +7,9 @@
 // The model is a script, so the example needs no network and no API key.
 // It makes one ordinary call, then tries what a model does when it is
 // told no: escaping the workspace, injecting a library, sending a secret
-// out, and reading one into its context. Run it with
+// out, and reading one into its context. Then (delegate.go) a parent
+// hands work to a child worker that gets only the zones it declares, with
+// an approver that prints each change and decides. Run it with
 //
 //	go run ./examples/agent
 package main
@@ -29,6 +31,10 @@ func main() {
 		return
 	}
 	if _, err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+	if _, err := delegate(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}
