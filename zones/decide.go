@@ -31,6 +31,11 @@ type Request struct {
 	Size int64 `json:"size"`
 	// Dir says the path is a directory.
 	Dir bool `json:"dir,omitempty"`
+	// Target is a new symlink's target, quoted when unsafe to print.
+	Target string `json:"target,omitempty"`
+	// Executable says the change leaves an executable file that was not
+	// one before.
+	Executable bool `json:"executable,omitempty"`
 }
 
 // Approver decides on changes a zone's "ask" policy holds back. It is the

@@ -93,7 +93,10 @@ func (a *Access) request(ch changeset.Change, upper string) (Request, error) {
 	if !found {
 		return Request{}, fmt.Errorf("review: %s is not a zone of this worker", ch.Root)
 	}
-	req := Request{Op: OpWrite, Path: changeset.Quote(path.Join("/", z.Name, ch.Path)), Size: ch.Size}
+	req := Request{Op: OpWrite, Path: changeset.Quote(path.Join("/", z.Name, ch.Path)), Size: ch.Size, Executable: ch.Executable()}
+	if ch.Type == changeset.Symlink && ch.Status != changeset.Deleted {
+		req.Target = changeset.Quote(ch.Target)
+	}
 	switch {
 	case ch.Status == changeset.Deleted:
 		req.Op, req.Size, req.Dir = OpDelete, ch.OldSize, ch.OldType == changeset.Dir

@@ -68,6 +68,7 @@ func TestReview(t *testing.T) {
 	upperDelete(t, up[data], "gone.txt")               // preApproved
 	upperWrite(t, up[final], "report.md", "final\n")   // ask: approved
 	upperDelete(t, up[final], "old.md")                // blocked
+	require.NoError(t, os.Symlink("/etc/passwd\x1b[2J", filepath.Join(up[data], "link.sh")))
 
 	var asked []Request
 	ap := ApproverFunc(func(_ context.Context, r Request) (bool, error) {
@@ -77,10 +78,13 @@ func TestReview(t *testing.T) {
 	rv, err := a.Review(context.Background(), cs, ap)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/data/gone.txt", "/data/keep.txt", "/final/report.md"}, paths(rv.Applied))
-	assert.Equal(t, []string{"/data/sub/evil.sh"}, paths(rv.Refused))
+	assert.Equal(t, []string{"/data/link.sh", "/data/sub/evil.sh"}, paths(rv.Refused))
 	assert.Equal(t, []string{"/final/old.md"}, paths(rv.Blocked))
-	assert.Equal(t, []string{"/data/keep.txt", "/data/sub/evil.sh", "/final/report.md"}, paths(asked), "only ask policies ask")
+	assert.Equal(t, []string{"/data/keep.txt", "/data/link.sh", "/data/sub/evil.sh", "/final/report.md"}, paths(asked), "only ask policies ask")
 	for _, r := range asked {
+		if r.Path == "/data/link.sh" {
+			assert.Equal(t, `"/etc/passwd\033[2J"`, r.Target, "a target is shown, safe to print")
+		}
 		if r.Path == "/data/keep.txt" {
 			assert.Equal(t, "--- a/data/keep.txt\n+++ b/data/keep.txt\n@@ -1 +1 @@\n-old keep.txt\n+new keep\n", r.Diff)
 		}
