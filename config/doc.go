@@ -37,6 +37,10 @@
 //	[agents.sandbox]
 //	zones = [{ name = "data", mode = "rw" }] # approval may be stricter, never looser
 //
+// [Config.Access] resolves an agent's declarations into its zones.Access. A
+// [defaults.sandbox] table may declare zones too; an agent's own list,
+// even an empty one, replaces it whole.
+//
 // A table or key left out takes its default: mode "enabled", network
 // "host", fallback "fail", no workspace, no changeset, false switches,
 // empty lists. The defaults are set
