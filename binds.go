@@ -24,7 +24,9 @@ type Bind struct {
 	Source string
 	// Dest is where Source appears inside the sandbox: absolute and clean,
 	// not /, nor under /proc, /dev or /sys, and neither inside nor holding
-	// any other path of the Config as the sandbox sees it.
+	// any other path of the Config as the sandbox sees it. The directory
+	// above it must exist on the host (a missing one fails the sandbox's
+	// setup, naming it); Dest itself need not.
 	Dest string
 	// ReadOnly binds Source read-only; otherwise it is writable like a
 	// WritablePaths entry (and under the same rules: protected names stay
@@ -93,7 +95,9 @@ func checkDest(field, d string) error {
 // above it, which must hold nothing else that is configured there.
 func (s *spec) checkDestOverlap() error {
 	dests := s.dests()
-	others := slices.Concat([]string{s.Workspace}, s.Writable, s.ReadOnly, s.Hidden, s.Policy)
+	// A persistent home is an overlay the destination's directory would be
+	// rebuilt over.
+	others := slices.Concat([]string{s.Workspace, s.Home}, s.Writable, s.ReadOnly, s.Hidden, s.Policy)
 	for i, d := range dests {
 		for _, o := range others {
 			if o != "" && (pathtree.Within(d.path, o) || pathtree.Within(o, d.path)) {

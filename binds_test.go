@@ -27,6 +27,8 @@ func TestBindErrors(t *testing.T) {
 		{"dest in the workspace", Config{Workspace: ws, Binds: []Bind{{Source: src, Dest: ws + "/agent"}}}, "overlaps " + ws},
 		{"dest holds a configured path", Config{Workspace: ws, Binds: []Bind{{Source: src, Dest: filepath.Dir(ws)}}}, "overlaps"},
 		{"two dests nest", Config{Workspace: ws, WorkspaceDest: "/w", Binds: []Bind{{Source: src, Dest: "/w/agent"}}}, "overlaps the destination"},
+		{"dest in the persistent home", Config{Workspace: ws, PersistHome: t.TempDir() + "/h",
+			Binds: []Bind{{Source: src, Dest: homeDir(t) + "/agent"}}}, "overlaps " + homeDir(t)},
 		{"changeset", Config{Workspace: ws, WorkspaceDest: "/w", Changeset: t.TempDir() + "/cs"}, "changeset"},
 		{"disabled", Config{Mode: ModeDisabled, WorkspaceDest: "/w"}, "need the sandbox"},
 	} {
@@ -64,4 +66,12 @@ func TestMountPlanShowsDestinations(t *testing.T) {
 	assert.Contains(t, plan, "bind     /workspace (from "+ws+")")
 	assert.Contains(t, plan, "ro-bind  /workspace/data (from "+ws+"/data)")
 	assert.Contains(t, plan, "ro-bind  /agent (from "+src+")")
+}
+
+func homeDir(t *testing.T) string {
+	h, err := os.UserHomeDir()
+	require.NoError(t, err)
+	h, err = filepath.EvalSymlinks(h)
+	require.NoError(t, err)
+	return h
 }

@@ -35,23 +35,24 @@ func (r Rules) due(e Entry, now time.Time) bool {
 	return r.Idle > 0 && now.Sub(e.LastUsed) > r.Idle || r.MaxAge > 0 && now.Sub(e.Created) > r.MaxAge
 }
 
-// rulesFor returns the prune rules of agent in cfg (nil cfg or an unknown
-// agent: the defaults).
-func rulesFor(cfg *config.Config, agent string) Rules {
-	if cfg != nil {
-		if a, ok := cfg.Agent(agent); ok {
-			return Rules{Idle: a.Sandbox.PruneIdle, MaxAge: a.Sandbox.PruneMaxAge}
-		}
+// rulesFor returns the prune rules of agent in cfg: the defaults for a
+// sandbox of no agent (`corral run --scope`) and, when known is false, for
+// an agent cfg does not name; known reports whether cfg named it.
+func rulesFor(cfg *config.Config, agent string) (r Rules, known bool) {
+	if a, ok := cfg.Agent(agent); ok {
+		return Rules{Idle: a.Sandbox.PruneIdle, MaxAge: a.Sandbox.PruneMaxAge}, true
 	}
-	return DefaultRules
+	return DefaultRules, agent == ""
 }
 
 // Prune removes the sandboxes due by their agent's rules, with their state,
-// now. A sandbox this Runtime holds, or that a command is running in, is
-// kept. It returns the entries removed.
+// now; an agent the config does not name gets DefaultRules. A sandbox this
+// Runtime holds, or that a command is running in, is kept. It returns the
+// entries removed.
 func (rt *Runtime) Prune() ([]Entry, error) { return rt.prune(true) }
 
-// maybePrune prunes at most every PruneEvery.
+// maybePrune prunes at most every PruneEvery, leaving the sandboxes of
+// agents the config does not name to the processes that know their rules.
 func (rt *Runtime) maybePrune() ([]Entry, error) { return rt.prune(false) }
 
 func (rt *Runtime) prune(force bool) ([]Entry, error) {
@@ -65,7 +66,8 @@ func (rt *Runtime) prune(force bool) ([]Entry, error) {
 		d.LastPrune = now
 		var errs []error
 		d.Sandboxes = slices.DeleteFunc(d.Sandboxes, func(e Entry) bool {
-			if slices.Contains(keep, e.Key) || !rulesFor(rt.cfg, e.Agent).due(e, now) {
+			rules, known := rulesFor(rt.cfg, e.Agent)
+			if slices.Contains(keep, e.Key) || !known && !force || !rules.due(e, now) {
 				return false
 			}
 			busy, err := rt.dirsOf(e.Slug).wipe(true)

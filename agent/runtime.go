@@ -164,6 +164,8 @@ type Session struct {
 	// Stale says the configuration changed while the sandbox was in use:
 	// it keeps its state until idle, then is recreated.
 	Stale bool
+
+	mediaDir string // the agent's media_dir: StageMedia's only source
 }
 
 // ReadOnlyWorkspace reports whether the agent's workspace is read-only to
@@ -194,9 +196,14 @@ func (rt *Runtime) Session(agentID, session string) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Session{Resolution: res, Sandbox: sb}, nil
+		return &Session{Resolution: res, Sandbox: sb, mediaDir: a.Sandbox.MediaDir}, nil
 	}
-	return rt.persistent(res, a, ws)
+	s, err := rt.persistent(res, a, ws)
+	if err != nil {
+		return nil, err
+	}
+	s.mediaDir = a.Sandbox.MediaDir
+	return s, nil
 }
 
 func (rt *Runtime) agentWorkspace(a config.Agent) (string, error) {
@@ -225,34 +232,7 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	l := rt.live[res.Key]
-	var stale, recreate bool
-	err := rt.reg.Update(func(es []Entry) ([]Entry, bool, error) {
-		now := rt.now()
-		i := find(es, res.Key)
-		if i < 0 {
-			es = append(es, Entry{Key: res.Key, Slug: slug, Agent: a.ID, Created: now, LastUsed: now, ConfigHash: hash})
-			return es, true, nil
-		}
-		e := &es[i]
-		switch {
-		case e.ConfigHash == hash:
-			e.Stale = false
-		case e.ConfigHash == "":
-			e.ConfigHash, e.Stale = hash, false
-			recreate = true // wiped by a recreate already; rebuild the sandbox
-		case now.Sub(e.LastUsed) < HotFor:
-			e.Stale = true
-		default:
-			if busy, err := dirs.wipe(false); err != nil || busy {
-				e.Stale = true // in use by another process after all: keep it
-				break
-			}
-			e.ConfigHash, e.Stale, recreate = hash, false, true
-		}
-		e.LastUsed, e.Agent = now, a.ID
-		stale = e.Stale
-		return es, true, nil
-	})
+	stale, recreate, err := rt.claim(res.Key, a.ID, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +252,42 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 	}
 	rt.live[res.Key] = &live{sb: sb, hash: hash}
 	return &Session{Resolution: res, Sandbox: sb, Stale: stale}, nil
+}
+
+// claim records a use of the sandbox key under the configuration hash:
+// it adds the entry, or applies the hot/cold rule when the hash changed.
+// recreate says the state was reset (by this call or a recreate before)
+// and the sandbox must be built afresh.
+func (rt *Runtime) claim(key, agentID, hash string) (stale, recreate bool, err error) {
+	dirs := rt.dirsOf(Slug(key))
+	err = rt.reg.Update(func(es []Entry) ([]Entry, bool, error) {
+		now := rt.now()
+		i := find(es, key)
+		if i < 0 {
+			es = append(es, Entry{Key: key, Slug: Slug(key), Agent: agentID, Created: now, LastUsed: now, ConfigHash: hash})
+			return es, true, nil
+		}
+		e := &es[i]
+		switch {
+		case e.ConfigHash == hash:
+			e.Stale = false
+		case e.ConfigHash == "":
+			e.ConfigHash, e.Stale = hash, false
+			recreate = true // wiped by a recreate already; rebuild the sandbox
+		case now.Sub(e.LastUsed) < HotFor:
+			e.Stale = true
+		default:
+			if busy, err := dirs.wipe(false); err != nil || busy {
+				e.Stale = true // in use by another process after all: keep it
+				break
+			}
+			e.ConfigHash, e.Stale, recreate = hash, false, true
+		}
+		e.LastUsed, e.Agent = now, agentID
+		stale = e.Stale
+		return es, true, nil
+	})
+	return stale, recreate, err
 }
 
 // makeState creates the sandbox's state directory and, when it has its own

@@ -285,3 +285,22 @@ func TestRegistryConcurrentProcesses(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(procs*50), es[i].ConfigHash, "every increment kept")
 	assert.Len(t, es, procs*50+1, "every entry kept")
 }
+
+// An automatic prune leaves an agent its config does not know alone; an
+// explicit one applies the defaults.
+func TestAutomaticPruneKeepsUnknownAgents(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	rt, err := New(&config.Config{}, Options{StateDir: t.TempDir(), Now: c.now})
+	require.NoError(t, err)
+	seed(t, rt, "elsewhere", "theirs")
+	seed(t, rt, "", "one-off")
+	c.add(48 * time.Hour)
+	removed, err := rt.maybePrune()
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Equal(t, "one-off", removed[0].Key)
+	removed, err = rt.Prune()
+	require.NoError(t, err)
+	require.Len(t, removed, 1)
+	assert.Equal(t, "theirs", removed[0].Key)
+}

@@ -1,11 +1,15 @@
 // Package config reads an agent program's TOML config file: one
 // [[agents]] entry per agent, each with the sandbox its commands run in.
 //
+//	[defaults.sandbox]          # what every agent's [agents.sandbox] starts from
+//	network = "none"
+//
 //	[[agents]]
 //	id = "coder"
+//	main_session = "main"       # the session mode "non-main" leaves on the host
 //
 //	[agents.sandbox]
-//	mode = "enabled"            # or "disabled": full host access
+//	mode = "all"                # "off", "non-main" or "all"; "enabled" and "disabled" are aliases of "all" and "off"
 //	workspace = "work/coder"    # optional: the program may derive it from the id
 //	writable_paths = ["/srv/cache"]
 //	read_only_paths = ["work/coder/.data"]
@@ -20,6 +24,14 @@
 //	allow_ptrace = false        # true: commands may trace their own processes
 //	changeset = "changes/coder" # optional: workspace writes kept here for review
 //	changeset_paths = ["/srv/cache"] # writable paths whose writes it keeps too
+//	scope = "session"           # persistent sandboxes (package agent): "session", "agent" or "shared"
+//	workspace_access = "rw"     # "none", "ro" (the agent's at /agent) or "rw"
+//	bootstrap_files = ["AGENTS.md"] # copied into a sandbox's own workspace
+//	state_dir = "/var/lib/corral"   # default $XDG_STATE_HOME/corral
+//	persist_home = true         # a writable home layered over the host's
+//	prune_idle = "24h"          # remove a sandbox unused this long ("0": never)
+//	prune_max_age = "168h"      # or this old
+//	media_dir = "/srv/inbound"  # where inbound media may be copied from
 //
 // Zones are named directories the project offers its agents (package
 // zones): each agent declares the ones it needs, no more than the project
@@ -37,14 +49,23 @@
 //	[agents.sandbox]
 //	zones = [{ name = "data", mode = "rw" }] # approval may be stricter, never looser
 //
-// [Config.Access] resolves an agent's declarations into its zones.Access. A
-// [defaults.sandbox] table may declare zones too; an agent's own list,
-// even an empty one, replaces it whole.
+// [Config.Access] resolves an agent's declarations into its zones.Access.
 //
-// A table or key left out takes its default: mode "enabled", network
-// "host", fallback "fail", no workspace, no changeset, false switches,
-// empty lists. The defaults are set
-// in one place, so every program reading the file agrees on them.
+// A table or key left out takes its default: mode "all", network "host",
+// fallback "fail", scope "session", workspace_access "rw", persist_home
+// true, prune after 24h idle or 168h, no workspace, no changeset, false
+// switches, empty lists. The defaults are set in one place, so every
+// program reading the file agrees on them.
+//
+// # Two levels
+//
+// [defaults.sandbox] holds the same keys as [agents.sandbox]. For each
+// agent, a key its table sets wins over the default table's, which wins
+// over the built-in default; env and the path lists (writable_paths,
+// read_only_paths, hidden_paths, reveal, changeset_paths, allow_planting,
+// bootstrap_files) are the default table's followed by the agent's; zones,
+// a declaration, is replaced whole by an agent's own list, even an empty
+// one. An error in [defaults.sandbox] names its own key and line.
 //
 // # Loading
 //
@@ -53,7 +74,7 @@
 //
 //	cfg, err := config.Load("agents.toml")
 //	if err != nil {
-//		return err // agents.toml:7: agents[0].sandbox.mode: "on" is not a mode; want "enabled" or "disabled"
+//		return err // agents.toml:7: agents[0].sandbox.scope: "team" is not a scope; want "session" or "agent" or "shared"
 //	}
 //	agent, ok := cfg.Agent("coder")
 //	if !ok {

@@ -42,6 +42,10 @@ func TestDestinationsShowSourcesWithTheirRules(t *testing.T) {
 	assert.Equal(t, "/workspace\nagent notes\nfine\n", r.stdout)
 	assert.True(t, fileHas(filepath.Join(w.ws, "made.txt"), "made"), "a write to /workspace lands in the workspace")
 	assert.False(t, exists("/workspace"), "the host's root is not written to make the mount point")
+	ro := w.sandboxed(cfg, `mkdir /corral-probe-dir 2>/dev/null && echo escaped; touch /corral-probe-file 2>/dev/null && echo escaped;
+		(echo x > /usr/corral-probe) 2>/dev/null && echo escaped; true`)
+	assert.NotContains(t, ro.stdout, "escaped", "the rebuilt root stays read-only: %s", ro)
+	assert.False(t, exists("/corral-probe-dir"))
 	assert.False(t, exists("/agent"))
 
 	// Each probe prints "escaped" only where it got through; escaped says

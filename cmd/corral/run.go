@@ -40,6 +40,9 @@ type runFlags struct {
 	// started the CLI dies (--no-die-with-parent).
 	outliveParent bool
 
+	scope    string // --scope: a persistent home and /tmp (run only; see review)
+	stateDir string // --state-dir, with --scope
+
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
 	cmd        *cobra.Command // to ask which flags were given
@@ -60,6 +63,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
 	fl.StringArrayVar(&f.changesetWritable, "changeset-writable", nil,
 		"also make `PATH` writable, its changes kept in the changeset like the workspace's (repeatable; needs --changeset)")
+	// run only, like --review: profile takes them so that command lines
+	// carry over, and creates no state.
+	fl.StringVar(&f.scope, "scope", "", "keep a home (layered over yours, which is never written) and a /tmp that last across runs naming the same `KEY` (see 'corral sandboxes')")
+	fl.StringVar(&f.stateDir, "state-dir", "", "with --scope: where the state lives, `DIR` (default: $XDG_STATE_HOME/corral)")
 	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
 	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
 	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
@@ -175,6 +182,9 @@ including a path or --cwd that does not exist or cannot be used.`,
 				return &exitError{code: exitSetup, msg: err.Error()}
 			}
 			if err := f.needsChangeset(cfg); err != nil {
+				return err
+			}
+			if cfg, err = f.withScope(cfg); err != nil {
 				return err
 			}
 			err = runCommand(cfg, &f, args)

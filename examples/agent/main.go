@@ -7,9 +7,12 @@
 // The model is a script, so the example needs no network and no API key.
 // It makes one ordinary call, then tries what a model does when it is
 // told no: escaping the workspace, injecting a library, sending a secret
-// out, and reading one into its context. Then (delegate.go) a parent
-// hands work to a child worker that gets only the zones it declares, with
-// an approver that prints each change and decides. Run it with
+// out, and reading one into its context. Then it resolves two sessions of
+// an agent through package agent: the main one runs on the host, a chat
+// session in a persistent sandbox (sessions.go). Last (delegate.go), a
+// parent hands work to a child worker that gets only the zones it
+// declares, with an approver that prints each change and decides. Run it
+// with
 //
 //	go run ./examples/agent
 package main
@@ -31,6 +34,11 @@ func main() {
 		return
 	}
 	if _, err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+	fmt.Println()
+	if _, err := runSessions(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}

@@ -44,3 +44,17 @@ func TestAgentRun(t *testing.T) {
 		assert.NotContains(t, turn.Result, fakeKey)
 	}
 }
+
+func TestSessions(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{})
+	var log bytes.Buffer
+	rep, err := runSessions(context.Background(), &log)
+	require.NoError(t, err, log.String())
+	assert.False(t, rep.MainSandboxed, "the main session runs on the host")
+	assert.True(t, rep.ChatSandboxed)
+	assert.True(t, rep.ChatReadOnly)
+	assert.Contains(t, rep.MainOut, "/helper/workspace")
+	assert.Equal(t, "/workspace\n- answer the chat\n/agent is read-only\n", rep.ChatOut)
+	assert.Equal(t, "scratch\ndraft\n", rep.ChatAgain)
+	assert.Contains(t, log.String(), "persistent sandbox helper/chat-42")
+}
