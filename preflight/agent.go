@@ -48,5 +48,5 @@ func AgentSpec(file, id, workspace string) (Spec, error) {
 	if c.Workspace == "" {
 		c.Workspace = workspace
 	}
-	return Spec{Config: c, Access: access}, nil
+	return Spec{Config: c, Access: access, Project: cfg.Zones}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +36,12 @@ type Spec struct {
 	Config corral.Config
 	// Access is the zones it reaches (nil: none).
 	Access *zones.Access
+	// Project is every zone of the project, hidden from the agent's
+	// commands but for those it reaches (see zones.Access.SandboxConfig).
+	Project []zones.Zone
+	// Changeset is where its commands' writes to zones that need review
+	// wait; empty, a directory under the temporary directory is assumed.
+	Changeset string
 	// Checks are the caller's own.
 	Checks []Check
 }
@@ -93,7 +101,7 @@ func (e *Error) Error() string {
 // within its timeout.
 func Run(ctx context.Context, s Spec) *Report {
 	r := &Report{}
-	r.add("config", configCheck(s.Config))
+	r.add("config", configCheck(s))
 	r.add("layers", layersCheck(s.Config))
 	for _, p := range pathChecks(s.Config, s.Access) {
 		r.add(p.name, p.err)
@@ -119,9 +127,20 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// configCheck resolves the sandbox's config as New would, without
-// building anything.
-func configCheck(c corral.Config) error {
+// configCheck resolves the sandbox's config as New would, with its zones
+// mounted, without building anything.
+func configCheck(s Spec) error {
+	c := s.Config
+	if !s.Access.Pure() {
+		cs := s.Changeset
+		if cs == "" {
+			cs = filepath.Join(os.TempDir(), "corral-preflight-changeset")
+		}
+		var err error
+		if c, err = s.Access.SandboxConfig(c, s.Project, cs); err != nil {
+			return err
+		}
+	}
 	_, err := c.Resolved()
 	return err
 }

@@ -180,3 +180,21 @@ func TestPrimitives(t *testing.T) {
 	assert.Equal(t, "darwin", strings.SplitN(d.Software, "/", 2)[0])
 	assert.Equal(t, p.Changeset+p.Platform+p.Outputs, d.Changeset+d.Platform+d.Outputs)
 }
+
+// The config is checked with the zones mounted: a zone that is the
+// workspace cannot be.
+func TestRunZoneConfig(t *testing.T) {
+	ws := dir(t)
+	project := []zones.Zone{{Name: "data", Path: ws, Mode: zones.ReadWrite}}
+	a, err := zones.Resolve(project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	r := Run(context.Background(), Spec{Config: corral.Config{Workspace: ws}, Access: a, Project: project})
+	require.False(t, r.OK)
+	assert.Equal(t, "config", r.Failures()[0].Name)
+	// Control: the same zone elsewhere passes the config check.
+	project[0].Path = dir(t)
+	a, err = zones.Resolve(project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	r = Run(context.Background(), Spec{Config: corral.Config{Workspace: ws}, Access: a, Project: project})
+	assert.True(t, r.Checks[0].OK, "%+v", r.Checks[0])
+}

@@ -73,17 +73,14 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 	if cfg, err = cfg.Resolved(); err != nil {
 		return f.configFailure(err)
 	}
-	prefix := ""
-	if platform == "darwin" {
-		prefix = "; "
-	}
-	printPrimitives(w, prefix, preflight.PrimitivesOf(cfg, platform))
 	if platform == "darwin" {
 		if cfg.Changeset != "" {
 			return &exitError{code: exitSetup, msg: "--changeset needs overlayfs, which only Linux has"}
 		}
+		printPrimitives(w, "; ", preflight.PrimitivesOf(cfg, platform))
 		return printSeatbelt(w, cfg, hidden)
 	}
+	printPrimitives(w, "", preflight.PrimitivesOf(cfg, platform))
 	printLinux(w, cfg, hidden, plan)
 	return nil
 }
