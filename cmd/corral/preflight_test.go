@@ -22,9 +22,9 @@ func writeAgents(t *testing.T, dir, doc string) string {
 
 func TestPreflightPasses(t *testing.T) {
 	needsSandbox(t)
-	ws := workspace(t)
-	require.NoError(t, os.Mkdir(filepath.Join(ws, "data"), 0o755))
-	f := writeAgents(t, ws, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
+	ws, project := workspace(t), workspace(t)
+	require.NoError(t, os.Mkdir(filepath.Join(project, "data"), 0o755))
+	f := writeAgents(t, project, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
 	stdout, stderr, code := cli(t, ws, "preflight", "--config", f, "--agent", "a")
 	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	assert.Equal(t, "preflight passed: 4 checks\n", stdout)
@@ -50,6 +50,15 @@ func TestPreflightFails(t *testing.T) {
 	assert.Equal(t, "writable "+filepath.Join(ws, "cache")+": "+filepath.Join(ws, "cache")+" does not exist", lines[1])
 	assert.Equal(t, "zone data (rw): "+filepath.Join(ws, "data")+" does not exist", lines[2])
 	assert.Equal(t, "zone logs (ro): "+filepath.Join(ws, "logs")+" does not exist", lines[3])
+
+	// A zone that needs review cannot lie in the workspace: the changeset
+	// keeps the workspace's writes already.
+	inside := writeAgents(t, ws, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "data"), 0o755))
+	stdout, _, code = cli(t, ws, "preflight", "--config", inside)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "config: ")
+	assert.Contains(t, stdout, "the changeset's directories must not overlap")
 
 	// A file that does not validate is a failed check too.
 	bad := writeAgents(t, workspace(t), "[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"nothere\" }]\n")
