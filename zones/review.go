@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -154,7 +155,19 @@ func (a *Access) dirVerdict(ctx context.Context, ap Approver, ch changeset.Chang
 			all = all && yes
 		}
 	}
+	z, _ := a.zoneAt(ch.Root)
 	switch {
+	case ch.Status == changeset.Replaced && z.Approval.Delete == Blocked:
+		// A directory put where a file was deleted: it cannot land, nor
+		// anything in it.
+		rv.Blocked = append(rv.Blocked, req)
+		for p := range ok {
+			if strings.HasPrefix(p, prefix) {
+				ok[p] = false
+			}
+		}
+		rv.Applied = slices.DeleteFunc(rv.Applied, func(r Request) bool { return strings.HasPrefix(r.Path, req.Path+"/") })
+		return false
 	case ch.Status == changeset.Deleted && some && !all:
 		rv.Refused = append(rv.Refused, req) // it cannot go while something stays in it
 		return false

@@ -51,7 +51,7 @@ func TestReview(t *testing.T) {
 		}
 		return d
 	}
-	data, final := mk("data", "keep.txt", "gone.txt"), mk("final", "report.md", "old.md")
+	data, final := mk("data", "keep.txt", "gone.txt"), mk("final", "report.md", "old.md", "swap")
 	a, err := Resolve([]Zone{
 		{Name: "data", Path: data, Mode: ReadWrite, Approval: Approval{Write: Ask, Delete: PreApproved}},
 		{Name: "final", Path: final, Mode: ReadWrite, Approval: Approval{Write: Ask, Delete: Blocked}},
@@ -68,6 +68,7 @@ func TestReview(t *testing.T) {
 	upperDelete(t, up[data], "gone.txt")               // preApproved
 	upperWrite(t, up[final], "report.md", "final\n")   // ask: approved
 	upperDelete(t, up[final], "old.md")                // blocked
+	upperWrite(t, up[final], "swap/in.md", "x\n")      // a file replaced by a directory: blocked, with what is in it
 	require.NoError(t, os.Symlink("/etc/passwd\x1b[2J", filepath.Join(up[data], "link.sh")))
 
 	var asked []Request
@@ -77,10 +78,12 @@ func TestReview(t *testing.T) {
 	})
 	rv, err := a.Review(context.Background(), cs, ap)
 	require.NoError(t, err)
+	read := func(p string) string { b, _ := os.ReadFile(p); return string(b) }
 	assert.Equal(t, []string{"/data/gone.txt", "/data/keep.txt", "/final/report.md"}, paths(rv.Applied))
 	assert.Equal(t, []string{"/data/link.sh", "/data/sub/evil.sh"}, paths(rv.Refused))
-	assert.Equal(t, []string{"/final/old.md"}, paths(rv.Blocked))
-	assert.Equal(t, []string{"/data/keep.txt", "/data/link.sh", "/data/sub/evil.sh", "/final/report.md"}, paths(asked), "only ask policies ask")
+	assert.Equal(t, []string{"/final/old.md", "/final/swap"}, paths(rv.Blocked))
+	assert.Equal(t, "old swap\n", read(filepath.Join(final, "swap")))
+	assert.Equal(t, []string{"/data/keep.txt", "/data/link.sh", "/data/sub/evil.sh", "/final/report.md", "/final/swap/in.md"}, paths(asked), "only ask policies ask")
 	for _, r := range asked {
 		if r.Path == "/data/link.sh" {
 			assert.Equal(t, `"/etc/passwd\033[2J"`, r.Target, "a target is shown, safe to print")
@@ -90,7 +93,6 @@ func TestReview(t *testing.T) {
 		}
 	}
 
-	read := func(p string) string { b, _ := os.ReadFile(p); return string(b) }
 	assert.Equal(t, "new keep\n", read(filepath.Join(data, "keep.txt")))
 	assert.NoFileExists(t, filepath.Join(data, "gone.txt"))
 	assert.NoDirExists(t, filepath.Join(data, "sub"))
