@@ -62,6 +62,9 @@ type Sandbox struct {
 	// MediaDir is the only directory inbound media may be copied from;
 	// empty refuses all.
 	MediaDir string
+	// Binds show host paths at other paths inside the sandbox
+	// (corral.Config.Binds), Source made absolute.
+	Binds []corral.Bind
 	// Workspace is empty when the file leaves it to the program, which
 	// usually derives it from the agent's id.
 	Workspace     string
@@ -207,6 +210,7 @@ func (s Sandbox) CorralConfig() corral.Config {
 		Changeset:        s.Changeset,
 		ChangesetPaths:   slices.Clone(s.ChangesetPaths),
 		PolicyFiles:      policyFiles(s.ConfigFile),
+		Binds:            slices.Clone(s.Binds),
 	}
 }
 

@@ -32,6 +32,7 @@
 //	prune_idle = "24h"          # remove a sandbox unused this long ("0": never)
 //	prune_max_age = "168h"      # or this old
 //	media_dir = "/srv/inbound"  # where inbound media may be copied from
+//	binds = [{source = "/srv/data", dest = "/data", read_only = true}] # shown at another path
 //
 // Zones are named directories the project offers its agents (package
 // zones): each agent declares the ones it needs, no more than the project
@@ -63,9 +64,9 @@
 // agent, a key its table sets wins over the default table's, which wins
 // over the built-in default; env and the path lists (writable_paths,
 // read_only_paths, hidden_paths, reveal, changeset_paths, allow_planting,
-// bootstrap_files) are the default table's followed by the agent's; zones,
-// a declaration, is replaced whole by an agent's own list, even an empty
-// one. An error in [defaults.sandbox] names its own key and line.
+// bootstrap_files, binds) are the default table's followed by the agent's;
+// zones, a declaration, is replaced whole by an agent's own list, even an
+// empty one. An error in [defaults.sandbox] names its own key and line.
 //
 // # Loading
 //

@@ -41,6 +41,9 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 			*f.dst = slices.Concat(*f.src, *f.dst)
 		}
 	}
+	if def.Binds != nil {
+		m.Binds = slices.Concat(def.Binds, m.Binds)
+	}
 	if m.Zones == nil {
 		m.Zones = def.Zones // a declaration is replaced whole, never merged
 	}

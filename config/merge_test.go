@@ -93,3 +93,36 @@ func TestRuntimeKeyErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBinds(t *testing.T) {
+	doc := `
+[defaults.sandbox]
+binds = [{source = "/srv/shared", dest = "/shared", read_only = true}]
+
+[[agents]]
+id = "a"
+[[agents.sandbox.binds]]
+source = "data"
+dest = "/data"
+`
+	cfg, err := parseDoc(t, doc)
+	require.NoError(t, err)
+	assert.Equal(t, []corral.Bind{
+		{Source: "/srv/shared", Dest: "/shared", ReadOnly: true},
+		{Source: "/etc/corral/data", Dest: "/data"},
+	}, cfg.Agents[0].Sandbox.Binds, "binds concatenate, sources relative to the file")
+	assert.Equal(t, cfg.Agents[0].Sandbox.Binds, cfg.Agents[0].Sandbox.CorralConfig().Binds)
+
+	for _, tt := range []struct{ name, doc, want string }{
+		{"relative dest", "[[agents]]\nid = \"a\"\n[agents.sandbox]\nbinds = [{source = \"/x\", dest = \"rel\"}]\n", `agents[0].sandbox.binds[0].dest: "rel": want an absolute, clean path`},
+		{"no dest", "[[agents]]\nid = \"a\"\n[agents.sandbox]\nbinds = [{source = \"/x\"}]\n", `agents[0].sandbox.binds[0]: want source and dest`},
+		{"unknown key", "[[agents]]\nid = \"a\"\n[agents.sandbox]\nbinds = [{source = \"/x\", dest = \"/y\", rw = true}]\n", `binds[0].rw: unknown key; want one of dest, read_only, source`},
+		{"wrong kind", "[[agents]]\nid = \"a\"\n[agents.sandbox]\nbinds = [\"/x\"]\n", `binds[0]: want a table, not a string`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseDoc(t, tt.doc)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

@@ -50,16 +50,24 @@ type sandboxDoc struct {
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
 
-	Scope           *string  `toml:"scope"`
-	WorkspaceAccess *string  `toml:"workspace_access"`
-	Bootstrap       []string `toml:"bootstrap_files"`
-	StateDir        *string  `toml:"state_dir"`
-	PersistHome     *bool    `toml:"persist_home"`
-	PruneIdle       *string  `toml:"prune_idle"`
-	PruneMaxAge     *string  `toml:"prune_max_age"`
-	MediaDir        *string  `toml:"media_dir"`
+	Scope           *string   `toml:"scope"`
+	WorkspaceAccess *string   `toml:"workspace_access"`
+	Bootstrap       []string  `toml:"bootstrap_files"`
+	StateDir        *string   `toml:"state_dir"`
+	PersistHome     *bool     `toml:"persist_home"`
+	PruneIdle       *string   `toml:"prune_idle"`
+	PruneMaxAge     *string   `toml:"prune_max_age"`
+	MediaDir        *string   `toml:"media_dir"`
+	Binds           []bindDoc `toml:"binds"`
 
 	Zones []declDoc `toml:"zones"`
+}
+
+// bindDoc is one entry of binds: a host path shown at another path.
+type bindDoc struct {
+	Source   *string `toml:"source"`
+	Dest     *string `toml:"dest"`
+	ReadOnly *bool   `toml:"read_only"`
 }
 
 // schema says what each key holds, by path with indices written "[]". It
@@ -122,6 +130,11 @@ var sandboxKeys = map[string]string{
 	"prune_idle":         "a string",
 	"prune_max_age":      "a string",
 	"media_dir":          "a string",
+	"binds":              "an array of tables",
+	"binds[]":            "a table",
+	"binds[].source":     "a string",
+	"binds[].dest":       "a string",
+	"binds[].read_only":  "a boolean",
 
 	"zones":                   "an array of tables",
 	"zones[]":                 "a table",

@@ -152,11 +152,36 @@ func (r *resolver) runtime(key string, d *sandboxDoc, s *Sandbox) (err error) {
 			}
 		}
 	}
+	if s.Binds, err = r.binds(key+".binds", d.Binds); err != nil {
+		return err
+	}
 	if s.PruneIdle, err = r.duration(key+".prune_idle", d.PruneIdle, s.PruneIdle); err != nil {
 		return err
 	}
 	s.PruneMaxAge, err = r.duration(key+".prune_max_age", d.PruneMaxAge, s.PruneMaxAge)
 	return err
+}
+
+// binds resolves binds entries: source relative to the file, dest an
+// absolute clean path inside the sandbox (corral.New checks the rest).
+func (r *resolver) binds(key string, ds []bindDoc) ([]corral.Bind, error) {
+	var out []corral.Bind
+	for i, d := range ds {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if d.Source == nil || d.Dest == nil {
+			return nil, r.errorf(k, "want source and dest")
+		}
+		src, err := r.path(k+".source", *d.Source)
+		if err != nil {
+			return nil, err
+		}
+		dest := *d.Dest
+		if !filepath.IsAbs(dest) || filepath.Clean(dest) != dest || strings.ContainsRune(dest, 0) {
+			return nil, r.errorf(k+".dest", "%q: want an absolute, clean path inside the sandbox", dest)
+		}
+		out = append(out, corral.Bind{Source: src, Dest: dest, ReadOnly: d.ReadOnly != nil && *d.ReadOnly})
+	}
+	return out, nil
 }
 
 // duration parses a Go duration ("24h", "90m"); "0" turns the rule off.

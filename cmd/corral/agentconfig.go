@@ -77,6 +77,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Env = append(file.Env, fromFlags.Env...)
 	cfg.AllowPlanting = append(file.AllowPlanting, fromFlags.AllowPlanting...)
 	cfg.Reveal = append(file.Reveal, fromFlags.Reveal...)
+	cfg.Binds = append(file.Binds, fromFlags.Binds...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return cfg, nil
