@@ -43,7 +43,9 @@ func TestDestinationsShowSourcesWithTheirRules(t *testing.T) {
 	assert.True(t, fileHas(filepath.Join(w.ws, "made.txt"), "made"), "a write to /workspace lands in the workspace")
 	assert.False(t, exists("/workspace"), "the host's root is not written to make the mount point")
 	ro := w.sandboxed(cfg, `mkdir /corral-probe-dir 2>/dev/null && echo escaped; touch /corral-probe-file 2>/dev/null && echo escaped;
-		(echo x > /usr/corral-probe) 2>/dev/null && echo escaped; true`)
+		(echo x > /usr/corral-probe) 2>/dev/null && echo escaped; touch /dev/corral-probe 2>/dev/null && echo escaped;
+		echo ok > /dev/null && head -c1 /dev/urandom >/dev/null && echo devices; true`)
+	assert.Contains(t, ro.stdout, "devices", "the devices still work: %s", ro)
 	assert.NotContains(t, ro.stdout, "escaped", "the rebuilt root stays read-only: %s", ro)
 	assert.False(t, exists("/corral-probe-dir"))
 	assert.False(t, exists("/agent"))
