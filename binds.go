@@ -32,6 +32,12 @@ type Bind struct {
 	// WritablePaths entry (and under the same rules: protected names stay
 	// read-only inside it, a home directory needs AllowHome).
 	ReadOnly bool
+	// Changeset keeps the writes to a writable Source in Config.Changeset,
+	// overlaid at Dest as the workspace is, instead of writing the host's
+	// files: Source is then one of the changeset's directories. Source
+	// must be a directory that neither lies in nor holds the workspace or
+	// another of the changeset's directories.
+	Changeset bool
 }
 
 // resolveBinds validates c.Binds and c.WorkspaceDest after the other paths
@@ -57,7 +63,11 @@ func (s *spec) resolveBinds(c Config) error {
 		if err != nil {
 			return err
 		}
-		s.Binds = append(s.Binds, Bind{Source: src, Dest: b.Dest, ReadOnly: b.ReadOnly})
+		b.Source = src
+		if err := s.checkBindChangeset(c, b); err != nil {
+			return err
+		}
+		s.Binds = append(s.Binds, b)
 	}
 	return nil
 }

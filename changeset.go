@@ -28,7 +28,7 @@ func (s *spec) openChangeset(c Config) error {
 	if err != nil {
 		return err
 	}
-	roots := append([]string{s.Workspace}, s.Overlaid...)
+	roots := s.changesetRoots()
 	cs, err := changeset.Open(dir)
 	if errors.Is(err, changeset.ErrNotChangeset) {
 		cs, err = changeset.Create(dir, roots...)
@@ -151,7 +151,7 @@ func (s *spec) makeChangesetDir(abs string) (string, error) {
 // the command could edit its upper directory behind overlayfs's back, and
 // the workspace out of the changeset.
 func (s *spec) checkChangesetPlace(dir string) error {
-	for _, w := range append([]string{s.Workspace}, s.Writable...) {
+	for _, w := range append(append([]string{s.Workspace}, s.Writable...), s.writableSources()...) {
 		if pathtree.Within(dir, w) {
 			return &ConfigError{Field: "Changeset", Value: dir, Reason: "lies inside the writable path " + w}
 		}

@@ -19,7 +19,7 @@ func overlays(s *spec) []mounts.OverlayRoot {
 	if s.Changeset == nil {
 		return nil
 	}
-	return overlayRoots(s.Changeset.Roots())
+	return s.atDests(overlayRoots(s.Changeset.Roots()))
 }
 
 // startInChangeset starts a sandbox with the changeset locked until every

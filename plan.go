@@ -27,12 +27,12 @@ func (c Config) MountPlan() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		roots = changeset.Planned(dir, append([]string{s.Workspace}, s.Overlaid...)...)
+		roots = changeset.Planned(dir, s.changesetRoots()...)
 		if cs, err := changeset.Open(dir); err == nil {
 			roots = cs.Roots()
 		}
 	}
-	p := mounts.Build(mountInput(s, overlayRoots(roots)))
+	p := mounts.Build(mountInput(s, s.atDests(overlayRoots(roots))))
 	lines := make([]string, len(p.Mounts))
 	for i, m := range p.Mounts {
 		lines[i] = m.String()

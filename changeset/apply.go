@@ -17,6 +17,11 @@ type ApplyOptions struct {
 	// Force applies over originals that changed on the host since the
 	// changeset began, losing those changes.
 	Force bool
+	// Select, when set, picks the changes to apply: the others are
+	// discarded with the rest of the upper directory, and only the picked
+	// ones are checked for conflicts. A change picked beneath a directory
+	// that is new needs that directory picked too.
+	Select func(Change) bool
 }
 
 // Result reports what Apply did.
@@ -27,6 +32,8 @@ type Result struct {
 	// Skipped are changes Apply cannot carry out: sockets, fifos and
 	// devices.
 	Skipped []Change
+	// Discarded are the changes ApplyOptions.Select left out.
+	Discarded []Change
 }
 
 // Apply writes the changes to the real directories (see "Applying" in the
@@ -53,6 +60,18 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := &Result{}
+	if opts.Select != nil {
+		picked := changes[:0:0]
+		for _, ch := range changes {
+			if opts.Select(ch) {
+				picked = append(picked, ch)
+			} else {
+				res.Discarded = append(res.Discarded, ch)
+			}
+		}
+		changes = picked
+	}
 	// Every root is checked before any is touched, so that a conflict in
 	// one keeps the others as they are too.
 	plans := make([]*rootPlan, 0, len(c.roots))
@@ -73,7 +92,6 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 	if len(conflicts) > 0 && !opts.Force {
 		return nil, &ConflictError{Conflicts: conflicts}
 	}
-	res := &Result{}
 	for _, p := range plans {
 		if err := p.apply(res); err != nil {
 			return res, err

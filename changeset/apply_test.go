@@ -258,3 +258,22 @@ func appendFile(t *testing.T, p, s string) {
 	require.NoError(t, err)
 	require.NoError(t, fl.Close())
 }
+
+// Select applies the picked changes and discards the rest.
+func TestApplySelect(t *testing.T) {
+	f := newFixture(t, sampleLower)
+	f.write(t, "new.txt", "new\n")
+	f.write(t, "a.txt", "changed\n")
+	f.whiteout(t, "e")
+	before := readTree(t, f.lower)
+	res, err := f.cs.Apply(ApplyOptions{Select: func(ch Change) bool { return ch.Path == "new.txt" }})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A new.txt"}, summary(res.Applied))
+	assert.ElementsMatch(t, []string{"M a.txt", "D e/", "D e/deep/", "D e/deep/z"}, summary(res.Discarded))
+	want := before
+	want["new.txt"] = "new\n"
+	assert.Equal(t, want, readTree(t, f.lower), "only the picked change landed")
+	left, err := f.cs.List()
+	require.NoError(t, err)
+	assert.Empty(t, left, "the rest is discarded")
+}

@@ -73,7 +73,9 @@
 // bits are not applied, so that a sandboxed command cannot plant a
 // privileged executable. Once a root is applied its upper directory is
 // emptied and its baseline updated: the changeset goes on, empty, over the
-// new originals.
+// new originals. [ApplyOptions].Select applies only the changes it picks,
+// file by file, and discards the others with the rest of the upper
+// directory.
 //
 // # Export
 //

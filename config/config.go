@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/zones"
 )
 
 // Config is a parsed and validated config file. Treat it as read-only: a
@@ -15,6 +16,9 @@ type Config struct {
 	File string
 	// Agents are in file order, with unique ids.
 	Agents []Agent
+	// Zones are the [zones.NAME] tables, sorted by name, or the default
+	// zones (zones.Defaults of the file's directory) when it has none.
+	Zones []zones.Zone
 }
 
 // Agent is one [[agents]] entry.
@@ -117,6 +121,9 @@ type Sandbox struct {
 	// corral.Config.PolicyFiles, so that no command can rewrite the policy
 	// it and the next ones run under.
 	ConfigFile string
+	// Zones are the zones the agent declares (zones = [{ name, mode }]),
+	// checked against the file's Zones; none means no file access.
+	Zones []zones.Decl
 }
 
 // Fallback says what happens when the host cannot give the sandbox that

@@ -43,6 +43,24 @@
 // the agent's table when it has that key (an empty list included), else
 // from [defaults.tools].
 //
+// Zones are named directories the project offers its agents (package
+// zones): each agent declares the ones it needs, no more than the project
+// gives; an agent that declares none gets no file access through them.
+// Without any [zones.NAME] table the project has two, cache and workspace,
+// in .sandbox/ next to the file, both "rw".
+//
+//	[zones.data]
+//	path = "data"               # relative to the file's directory
+//	mode = "rw"                 # or "ro" (the default)
+//	approval = { write = "ask", delete = "blocked" } # or "preApproved"; "ask" by default
+//
+//	[[agents]]
+//	id = "formatter"
+//	[agents.sandbox]
+//	zones = [{ name = "data", mode = "rw" }] # approval may be stricter, never looser
+//
+// [Config.Access] resolves an agent's declarations into its zones.Access.
+//
 // A table or key left out takes its default: mode "all", network "host",
 // fallback "fail", scope "session", workspace_access "rw", persist_home
 // true, prune after 24h idle or 168h, no workspace, no changeset, false
@@ -55,8 +73,9 @@
 // agent, a key its table sets wins over the default table's, which wins
 // over the built-in default; env and the path lists (writable_paths,
 // read_only_paths, hidden_paths, reveal, changeset_paths, allow_planting,
-// bootstrap_files, binds) are the default table's followed by the agent's. An
-// error in [defaults.sandbox] names its own key and line.
+// bootstrap_files, binds) are the default table's followed by the agent's;
+// zones, a declaration, is replaced whole by an agent's own list, even an
+// empty one. An error in [defaults.sandbox] names its own key and line.
 //
 // # Loading
 //

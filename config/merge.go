@@ -47,6 +47,9 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 	if def.Binds != nil {
 		m.Binds = slices.Concat(def.Binds, m.Binds)
 	}
+	if m.Zones == nil {
+		m.Zones = def.Zones // a declaration is replaced whole, never merged
+	}
 	m.Limits = mergeLimits(def.Limits, m.Limits)
 	return &m
 }

@@ -16,8 +16,9 @@ import (
 // The document as decoded, before defaults and checks. Pointers tell a key
 // left out from one set to its zero value.
 type fileDoc struct {
-	Defaults *defaultsDoc `toml:"defaults"`
-	Agents   []agentDoc   `toml:"agents"`
+	Defaults *defaultsDoc       `toml:"defaults"`
+	Agents   []agentDoc         `toml:"agents"`
+	Zones    map[string]zoneDoc `toml:"zones"`
 }
 
 // defaultsDoc is [defaults]: what every agent's tables start from.
@@ -70,6 +71,8 @@ type sandboxDoc struct {
 	PruneMaxAge     *string    `toml:"prune_max_age"`
 	MediaDir        *string    `toml:"media_dir"`
 	Binds           []bindDoc  `toml:"binds"`
+
+	Zones []declDoc `toml:"zones"`
 }
 
 // limitsDoc is [agents.sandbox.limits]: each value as the CLI's flag takes
@@ -114,8 +117,22 @@ var schema = func() map[string]string {
 		m["agents[].sandbox."+k] = v
 		m["defaults.sandbox."+k] = v
 	}
+	for k, v := range zoneKeys {
+		m[k] = v
+	}
 	return m
 }()
+
+// zoneKeys are the project's [zones.NAME] tables ("*" for any name).
+var zoneKeys = map[string]string{
+	"zones":                   "a table",
+	"zones.*":                 "a table",
+	"zones.*.path":            "a string",
+	"zones.*.mode":            "a string",
+	"zones.*.approval":        "a table",
+	"zones.*.approval.write":  "a string",
+	"zones.*.approval.delete": "a string",
+}
 
 // sandboxKeys are the keys of a [agents.sandbox] or [defaults.sandbox]
 // table.
@@ -159,6 +176,14 @@ var sandboxKeys = map[string]string{
 	"binds[].source":     "a string",
 	"binds[].dest":       "a string",
 	"binds[].read_only":  "a boolean",
+
+	"zones":                   "an array of tables",
+	"zones[]":                 "a table",
+	"zones[].name":            "a string",
+	"zones[].mode":            "a string",
+	"zones[].approval":        "a table",
+	"zones[].approval.write":  "a string",
+	"zones[].approval.delete": "a string",
 }
 
 // Load reads and validates the config file at path. Relative paths inside
@@ -309,8 +334,16 @@ func compatible(want, got string) bool {
 	return want == got || (got == "an array" && strings.HasPrefix(want, "an array"))
 }
 
-// generic replaces every index in path with "[]".
+// generic replaces every index in path with "[]", and a zone's name with
+// "*".
 func generic(path string) string {
+	if rest, ok := strings.CutPrefix(path, "zones."); ok {
+		_, after, more := strings.Cut(rest, ".")
+		path = "zones.*"
+		if more {
+			path += "." + after
+		}
+	}
 	var b strings.Builder
 	for {
 		i := strings.IndexByte(path, '[')

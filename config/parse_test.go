@@ -241,12 +241,12 @@ func TestParseErrors(t *testing.T) {
 		{"empty agents", "agents = []\n", `1: agents: no agents; add an [[agents]] table with an id`, 1},
 
 		// Unknown keys.
-		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults`, 1},
+		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults, zones`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
 		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of sandbox, tools`, 1},
@@ -278,7 +278,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox, tools`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},

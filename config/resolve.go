@@ -29,6 +29,11 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 	if len(doc.Agents) == 0 {
 		return nil, r.errorf("agents", "no agents; add an [[agents]] table with an id")
 	}
+	cfg := &Config{Agents: make([]Agent, 0, len(doc.Agents))}
+	var err error
+	if cfg.Zones, err = r.projectZones(doc.Zones); err != nil {
+		return nil, err
+	}
 	var defaults *sandboxDoc
 	if doc.Defaults != nil && doc.Defaults.Sandbox != nil {
 		defaults = doc.Defaults.Sandbox
@@ -36,11 +41,12 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 		if _, err := r.sandbox("defaults.sandbox", defaults); err != nil {
 			return nil, err
 		}
+		if _, err := r.decls("defaults.sandbox.zones", defaults.Zones, cfg.Zones); err != nil {
+			return nil, err
+		}
 	}
-	cfg := &Config{Agents: make([]Agent, 0, len(doc.Agents))}
 	var global Tools
 	if doc.Defaults != nil {
-		var err error
 		if global, err = r.tools("defaults.tools", doc.Defaults.Tools); err != nil {
 			return nil, err
 		}
@@ -52,6 +58,11 @@ func (r *resolver) config(doc *fileDoc) (*Config, error) {
 		a, err := r.agent(fmt.Sprintf("agents[%d]", i), &d, global)
 		if err != nil {
 			return nil, err
+		}
+		if d.Sandbox != nil {
+			if a.Sandbox.Zones, err = r.decls(fmt.Sprintf("agents[%d].sandbox.zones", i), d.Sandbox.Zones, cfg.Zones); err != nil {
+				return nil, err
+			}
 		}
 		if j, dup := seen[a.ID]; dup {
 			return nil, r.errorf(fmt.Sprintf("agents[%d].id", i), "duplicate id %q, first used by agents[%d] on line %d",

@@ -8,18 +8,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountOverlay mounts overlayfs at target with the host's m.Path as the
-// only lower layer. userxattr keeps overlayfs's own bookkeeping (opaque
+// mountOverlay mounts overlayfs at target with the host's m.Path (or
+// m.Source, for a destination) as the only lower layer. userxattr keeps overlayfs's own bookkeeping (opaque
 // directories) in the user.overlay.* namespace, the only one a user
 // namespace may write; whiteouts are 0/0 character devices, which the
 // kernel lets anyone create.
 func mountOverlay(m Mount, target string) error {
+	lower := m.Path
+	if m.Source != "" {
+		lower = m.Source // a destination: the host's directory lies elsewhere
+	}
 	if m.MakeTarget {
-		if err := makeMountPoint(oldRoot+m.Path, target); err != nil {
+		if err := makeMountPoint(oldRoot+lower, target); err != nil {
 			return err
 		}
 	}
-	opts := overlayOptions(oldRoot+m.Path, oldRoot+m.Upper, oldRoot+m.Work)
+	opts := overlayOptions(oldRoot+lower, oldRoot+m.Upper, oldRoot+m.Work)
 	if len(opts) >= unix.Getpagesize() {
 		return errors.New("overlayfs options too long: shorten the workspace or changeset path")
 	}

@@ -270,7 +270,7 @@ func Build(in Input) *Plan {
 func addSources(binds []Mount, sources map[string]string) []Mount {
 	for i, m := range binds {
 		switch m.Kind {
-		case Bind, BindReadOnly, Hide:
+		case Bind, BindReadOnly, Hide, Overlay:
 		default:
 			continue
 		}

@@ -144,6 +144,27 @@ func TestBuildDestinations(t *testing.T) {
 	}, paths(p))
 }
 
+// A destination can be an overlay too: its writes go to a changeset, the
+// host's directory below it is the source.
+func TestBuildOverlayDestination(t *testing.T) {
+	p := Build(Input{
+		Writable: []string{"/w", "/data"},
+		Hidden:   []string{"/srv/data"},
+		Overlays: []OverlayRoot{{Path: "/w", Upper: "/cs/0/upper", Work: "/cs/0/work"}, {Path: "/data", Upper: "/cs/1/upper", Work: "/cs/1/work"}},
+		Sources:  map[string]string{"/data": "/srv/data"},
+	})
+	assert.Equal(t, []string{
+		"ro-root  /",
+		"proc     /proc",
+		"dev      /dev",
+		"tmpfs    /tmp",
+		"mountpt  /data",
+		"overlay  /w (changes in /cs/0/upper)",
+		"overlay  /data (changes in /cs/1/upper) (from /srv/data)",
+		"hide     /srv/data",
+	}, paths(p))
+}
+
 func TestBuildLayeredHomeAndPersistentTmp(t *testing.T) {
 	p := Build(Input{
 		Writable: []string{"/home/u/ws"},

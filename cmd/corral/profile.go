@@ -14,6 +14,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/preflight"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -76,8 +77,10 @@ func printProfile(w io.Writer, platform string, f *runFlags) error {
 		if cfg.Changeset != "" {
 			return &exitError{code: exitSetup, msg: "--changeset needs overlayfs, which only Linux has"}
 		}
+		printPrimitives(w, "; ", preflight.PrimitivesOf(cfg, platform))
 		return printSeatbelt(w, cfg, hidden)
 	}
+	printPrimitives(w, "", preflight.PrimitivesOf(cfg, platform))
 	printLinux(w, cfg, hidden, plan)
 	return printLimits(w, cfg.Limits)
 }
@@ -97,6 +100,16 @@ func printLimits(w io.Writer, l corral.Limits) error {
 		fmt.Fprintf(w, "  %-11s %s%s\n", v.Name, v.Value, def)
 	}
 	return nil
+}
+
+// printPrimitives prints the five settings of a spawn, each independent of
+// the others.
+func printPrimitives(w io.Writer, prefix string, p preflight.Primitives) {
+	fmt.Fprintf(w, "%sprimitives:\n", prefix)
+	for _, l := range p.Lines() {
+		fmt.Fprintf(w, "%s  %s\n", prefix, l)
+	}
+	fmt.Fprintln(w, strings.TrimSpace(prefix))
 }
 
 // printHidden lists the credential stores hidden without being asked.

@@ -23,6 +23,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 		newScanCmd(),
 		newBenchCmd(),
 		newDoctorCmd(),
+		newPreflightCmd(),
 		newVersionCmd(),
 	)
 	return root

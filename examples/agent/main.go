@@ -9,7 +9,10 @@
 // told no: escaping the workspace, injecting a library, sending a secret
 // out, and reading one into its context. Then it resolves two sessions of
 // an agent through package agent: the main one runs on the host, a chat
-// session in a persistent sandbox (sessions.go). Run it with
+// session in a persistent sandbox (sessions.go). Last (delegate.go), a
+// parent hands work to a child worker that gets only the zones it
+// declares, with an approver that prints each change and decides. Run it
+// with
 //
 //	go run ./examples/agent
 package main
@@ -36,6 +39,10 @@ func main() {
 	}
 	fmt.Println()
 	if _, err := runSessions(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+	if _, err := delegate(context.Background(), os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		os.Exit(1)
 	}

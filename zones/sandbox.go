@@ -1,0 +1,160 @@
+package zones
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/changeset"
+)
+
+// needsReview reports whether commands' writes to z must wait for
+// review: it is writable and not every change is preApproved.
+func needsReview(z Zone) bool {
+	return z.Mode == ReadWrite && z.Approval.Write != Blocked &&
+		(z.Approval.Write != PreApproved || z.Approval.Delete != PreApproved)
+}
+
+// SandboxConfig returns base with a's zones added, for the sandbox a
+// worker's commands run in: each zone at /NAME, read-only when its mode is
+// "ro" or its writes are blocked, writable when every change is
+// preApproved, and otherwise overlaid with its writes kept in the
+// changeset directory cs for Review. Every zone of project is hidden at
+// its host path, so a command reaches a zone only at /NAME, and one the
+// worker lacks not at all. cs may be empty when no zone needs review; it
+// must lie outside the workspace and every zone. Zones need a mount
+// namespace: the full rung.
+func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (corral.Config, error) {
+	c := base
+	c.HiddenPaths = slices.Clone(base.HiddenPaths)
+	c.Binds = slices.Clone(base.Binds)
+	for _, z := range slices.Concat(project, a.Zones()) {
+		if _, err := os.Stat(z.Path); err == nil && !slices.Contains(c.HiddenPaths, z.Path) {
+			c.HiddenPaths = append(c.HiddenPaths, z.Path)
+		}
+	}
+	for _, z := range a.Zones() {
+		review := needsReview(z)
+		if review && cs == "" {
+			return corral.Config{}, fmt.Errorf("/%s: its changes need review, which commands' writes get through a changeset: name a changeset directory", z.Name)
+		}
+		c.Binds = append(c.Binds, corral.Bind{
+			Source:    z.Path,
+			Dest:      "/" + z.Name,
+			ReadOnly:  z.Mode != ReadWrite || z.Approval.Write == Blocked,
+			Changeset: review,
+		})
+		if review {
+			c.Changeset = cs
+		}
+	}
+	return c, nil
+}
+
+// Worker is one worker: its Access, the sandbox its commands run in, and
+// the file tools' view of the same zones.
+type Worker struct {
+	access   *Access
+	project  []Zone
+	approver Approver
+	sb       *corral.Sandbox
+	cs       string
+	hidden   []string // changesets its commands must not see
+	files    *FS
+}
+
+// WorkerConfig says how to build a Worker.
+type WorkerConfig struct {
+	// Base is the rest of the sandbox's policy: its Workspace is the
+	// worker's own scratch directory, outside every zone.
+	Base corral.Config
+	// Project is every zone of the project, so that those the worker lacks
+	// are hidden from it.
+	Project []Zone
+	// Approver decides changes that need approval, from the file tools at
+	// once and from commands when Review runs; nil refuses them.
+	Approver Approver
+	// Changeset is where commands' writes to zones that need review wait
+	// for it; needed only when one does.
+	Changeset string
+}
+
+// NewWorker builds the worker a reaches, with its sandbox.
+func NewWorker(a *Access, c WorkerConfig) (*Worker, error) {
+	return newWorker(a, c, nil)
+}
+
+// newWorker builds a worker whose commands cannot see the changesets
+// listed in hide (its ancestors'), nor its own: their upper directories
+// hold changes to zones it may not have.
+func newWorker(a *Access, c WorkerConfig, hide []string) (*Worker, error) {
+	cfg, err := a.SandboxConfig(c.Base, c.Project, c.Changeset)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Changeset != "" {
+		if err := os.MkdirAll(cfg.Changeset, 0o700); err != nil {
+			return nil, err
+		}
+		hide = append(slices.Clone(hide), cfg.Changeset)
+	}
+	for _, h := range hide {
+		if !slices.Contains(cfg.HiddenPaths, h) {
+			cfg.HiddenPaths = append(cfg.HiddenPaths, h)
+		}
+	}
+	sb, err := corral.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, hidden: hide, files: NewFS(a, c.Approver)}, nil
+}
+
+// Access is what the worker may reach.
+func (w *Worker) Access() *Access { return w.access }
+
+// Files is the file tools' view.
+func (w *Worker) Files() *FS { return w.files }
+
+// Sandbox is the sandbox its commands run in.
+func (w *Worker) Sandbox() *corral.Sandbox { return w.sb }
+
+// Command prepares a command in the worker's sandbox. When it has ended,
+// call Review so that its changes to zones that need review are decided.
+func (w *Worker) Command(ctx context.Context, name string, args ...string) *corral.Cmd {
+	return w.sb.Command(ctx, name, args...)
+}
+
+// Review decides the changes the last command left in zones that need
+// review (see Access.Review). It does nothing when no zone needs review.
+func (w *Worker) Review(ctx context.Context) (*Reviewed, error) {
+	if w.cs == "" {
+		return &Reviewed{}, nil
+	}
+	cs, err := changeset.Open(w.cs)
+	if err != nil {
+		return nil, err
+	}
+	return w.access.Review(ctx, cs, w.approver)
+}
+
+// Child derives a child worker from this one (see Access.Derive): only the
+// zones it declares, never more than this worker holds, in a sandbox of
+// its own built from c (c.Project is taken from this worker when empty).
+func (w *Worker) Child(decls []Decl, c WorkerConfig) (*Worker, error) {
+	a, err := w.access.Derive(decls)
+	if err != nil {
+		return nil, err
+	}
+	if c.Project == nil {
+		c.Project = w.project
+	}
+	return newWorker(a, c, w.hidden)
+}
+
+// Close ends the worker's sandbox.
+func (w *Worker) Close() error {
+	return w.sb.Close()
+}
