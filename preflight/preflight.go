@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,9 @@ type Spec struct {
 	Changeset string
 	// Checks are the caller's own.
 	Checks []Check
+	// Resolve looks up an allowed domain's addresses for the network
+	// checks; nil uses the system's resolver.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Result is the outcome of one check.
@@ -97,14 +101,18 @@ func (e *Error) Error() string {
 // whole. The checks: the sandbox's config resolves; every layer it needs
 // is available, without falling back (corral.Doctor with Fallback
 // "fail"); the workspace, every writable, read-only and zone path exists
-// with the access it needs; then the caller's checks, concurrently, each
-// within its timeout.
+// with the access it needs; with NetworkAllow, every exact allowed domain
+// resolves; then the caller's checks, concurrently, each within its
+// timeout.
 func Run(ctx context.Context, s Spec) *Report {
 	r := &Report{}
 	r.add("config", configCheck(s))
 	r.add("layers", layersCheck(s.Config))
 	for _, p := range pathChecks(s.Config, s.Access) {
 		r.add(p.name, p.err)
+	}
+	for _, n := range networkChecks(ctx, s.Config, s.Resolve) {
+		r.add(n.name, n.err)
 	}
 	for i, err := range runChecks(ctx, s.Checks) {
 		r.add(s.Checks[i].Name, err)

@@ -3,6 +3,8 @@ package preflight
 import (
 	"context"
 	"errors"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -197,4 +199,39 @@ func TestRunZoneConfig(t *testing.T) {
 	require.NoError(t, err)
 	r = Run(context.Background(), Spec{Config: corral.Config{Workspace: ws}, Access: a, Project: project})
 	assert.True(t, r.Checks[0].OK, "%+v", r.Checks[0])
+}
+
+// TestRunNetworkNames: with NetworkAllow every exact allowed domain must
+// resolve; a wildcard names no host and is not looked up; another network
+// mode checks nothing (the control).
+func TestRunNetworkNames(t *testing.T) {
+	ws := dir(t)
+	var asked []string
+	resolve := func(_ context.Context, host string) ([]netip.Addr, error) {
+		asked = append(asked, host)
+		if host == "registry.example" {
+			return []netip.Addr{netip.MustParseAddr("192.0.2.7")}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	cfg := corral.Config{Workspace: ws, Network: corral.NetworkAllow,
+		AllowedDomains: []string{"registry.example:443", "gone.example", "*.cdn.example", "registry.example"}}
+	r := Run(context.Background(), Spec{Config: cfg, Resolve: resolve})
+	results := map[string]Result{}
+	for _, c := range r.Checks {
+		results[c.Name] = c
+	}
+	assert.True(t, results["network registry.example"].OK)
+	assert.False(t, results["network gone.example"].OK)
+	assert.Equal(t, "allowed domain gone.example does not resolve: lookup gone.example: no such host", results["network gone.example"].Reason)
+	assert.Equal(t, []string{"registry.example", "gone.example"}, asked, "each name once, no wildcard")
+
+	asked = nil
+	cfg.Network = corral.NetworkNone
+	cfg.AllowedDomains = nil
+	r = Run(context.Background(), Spec{Config: cfg, Resolve: resolve})
+	assert.Empty(t, asked)
+	for _, c := range r.Checks {
+		assert.NotContains(t, c.Name, "network")
+	}
 }
