@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/testhook"
@@ -30,6 +31,20 @@ func queueFault(pid int) error {
 	binary.LittleEndian.PutUint32(info[16:], uint32(os.Getpid()))
 	binary.LittleEndian.PutUint32(info[20:], uint32(os.Getuid()))
 	_, _, errno := syscall.Syscall(syscall.SYS_RT_SIGQUEUEINFO, uintptr(pid), uintptr(syscall.SIGILL), uintptr(unsafe.Pointer(&info[0])))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// queueFaultFd is queueFault through a pidfd (pidfd_send_signal).
+func queueFaultFd(pidfd int) error {
+	var info [128]byte
+	binary.LittleEndian.PutUint32(info[0:], uint32(syscall.SIGILL))
+	binary.LittleEndian.PutUint32(info[8:], 0xffffffff) // SI_QUEUE
+	binary.LittleEndian.PutUint32(info[16:], uint32(os.Getpid()))
+	binary.LittleEndian.PutUint32(info[20:], uint32(os.Getuid()))
+	_, _, errno := syscall.Syscall6(unix.SYS_PIDFD_SEND_SIGNAL, uintptr(pidfd), uintptr(syscall.SIGILL), uintptr(unsafe.Pointer(&info[0])), 0, 0, 0)
 	if errno != 0 {
 		return errno
 	}
@@ -177,8 +192,28 @@ func TestRunInitFailureExits125(t *testing.T) {
 		t.Run(string(r.rung), func(t *testing.T) {
 			needsRung(t, r.rung, r.disable)
 			c, stderr, _ := startCLI(t, r.disable, "sh", "-c", "echo started; exec sleep 20")
-			require.NoError(t, queueFault(sandboxInitOf(t, c.Process.Pid)))
-			err := c.Wait()
+			init, perr := unix.PidfdOpen(sandboxInitOf(t, c.Process.Pid), 0)
+			require.NoError(t, perr)
+			defer unix.Close(init)
+			waited := make(chan error, 1)
+			go func() { waited <- c.Wait() }()
+			// A fault that lands in a goroutine that recovers panics (fmt
+			// does) can leave a Go program running: queue until it dies,
+			// through a pidfd, which never reaches a process that took
+			// the init's pid after it.
+			var err error
+		queue:
+			for i := 0; ; i++ {
+				if qerr := queueFaultFd(init); qerr != nil || i == 100 {
+					err = <-waited
+					break
+				}
+				select {
+				case err = <-waited:
+					break queue
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
 			require.True(t, err == nil || errors.As(err, &ee))
 			assert.Equal(t, 125, c.ProcessState.ExitCode())
 			noDump(t, stderr.String())
