@@ -26,13 +26,6 @@ func (l *violationLog) add(v Violation) bool {
 	return true
 }
 
-// all returns a copy of what was recorded.
-func (l *violationLog) all() []Violation {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]Violation(nil), l.list...)
-}
-
 // recordViolation is where the refusals of a proxy shared by the
 // sandbox's commands arrive (the landlock and seatbelt rungs), when no
 // single command can be named.

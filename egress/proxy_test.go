@@ -14,10 +14,9 @@ import (
 // world is the test network: names the injected resolver knows, all on
 // loopback, and the servers behind them.
 type world struct {
-	resolver            mapResolver
-	plain, secure       int // ports of an HTTP and an HTTPS server on 127.0.0.1
-	echo                int // port of a TCP echo server on 127.0.0.1
-	plainSrv, secureSrv interface{ Close() }
+	resolver      mapResolver
+	plain, secure int // ports of an HTTP and an HTTPS server on 127.0.0.1
+	echo          int // port of a TCP echo server on 127.0.0.1
 }
 
 func newWorld(t *testing.T) *world {
@@ -47,11 +46,11 @@ func TestHTTPSThroughCONNECT(t *testing.T) {
 	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, loopback), Resolve: w.resolver.resolve})
 
 	direct := srv.Client()
-	code, body, err := get(direct, srv.URL+"/direct")
+	code, _, err := get(direct, srv.URL+"/direct")
 	require.NoError(t, err, "control: the server is reachable directly")
 	assert.Equal(t, 200, code)
 
-	code, body, err = get(p.httpClient(srv), fmt.Sprintf("https://api.example:%d/x", port(t, srv)))
+	code, body, err := get(p.httpClient(srv), fmt.Sprintf("https://api.example:%d/x", port(t, srv)))
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
 	assert.Equal(t, fmt.Sprintf("hello from api.example:%d/x", port(t, srv)), body)

@@ -62,9 +62,9 @@ func egressResolve(_ context.Context, host string) ([]netip.Addr, error) {
 // self-signed certificate, a TCP echo server and git's smart HTTP server,
 // all on egressAddr.
 type egressScene struct {
-	t                            *testing.T
-	ws                           string
-	http, https, echo, git, git2 int // ports
+	t                 *testing.T
+	ws                string
+	http, https, echo int // ports
 }
 
 func listenEgress(t *testing.T) net.Listener {

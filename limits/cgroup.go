@@ -23,20 +23,6 @@ type Hierarchy struct {
 	Dir string
 }
 
-// controllerOf is the cgroup v2 controller that enforces n; "" when
-// none does.
-func controllerOf(n Name) string {
-	switch n {
-	case Memory:
-		return "memory"
-	case Pids:
-		return "pids"
-	case CPUs:
-		return "cpu"
-	}
-	return ""
-}
-
 // controllers are the ones a sandbox's cgroup uses.
 var controllers = []string{"cpu", "memory", "pids"}
 

@@ -138,8 +138,8 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // of another origin, and requests to a loopback address under another host
 // name (DNS rebinding), are refused.
 func (s *Server) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	return http.NewCrossOriginProtection().Handler(h)
 }
 
 // Close cancels every call still running, which kills their sandboxes,
