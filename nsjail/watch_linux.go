@@ -161,14 +161,24 @@ func watchMounts(g *mounts.Guard) {
 	}
 	fds := []unix.PollFd{{Fd: int32(mfd), Events: unix.POLLPRI}, {Fd: int32(ifd), Events: unix.POLLIN}}
 	buf := make([]byte, 4096)
+	watched := map[int]bool{}
 	for {
 		dirs, err := g.Restore()
 		if err != nil {
 			failClosed(err)
 			return
 		}
+		// A directory watched only now may have gained the missing name
+		// between Restore's look and the watch: look again before
+		// sleeping, until no watch is new.
+		fresh := false
 		for _, d := range dirs {
-			unix.InotifyAddWatch(ifd, d, changed)
+			if wd, err := unix.InotifyAddWatch(ifd, d, changed); err == nil && !watched[wd] {
+				watched[wd], fresh = true, true
+			}
+		}
+		if fresh {
+			continue
 		}
 		for {
 			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
