@@ -103,6 +103,11 @@ func gitAttacks() []gitAttack {
 		{name: "new .envrc", script: `echo 'touch x' > .envrc`, planted: ".envrc"},
 		{name: "new nested .npmrc", script: `mkdir -p pkg && echo 'script-shell=/tmp/evil' > pkg/.npmrc`, planted: "pkg/.npmrc"},
 		{name: "new .yarnrc.yml", script: `echo 'yarnPath: evil.js' > .yarnrc.yml`, planted: ".yarnrc.yml"},
+		{name: "new .pre-commit-config.yaml", script: `printf 'repos:\n- repo: local\n  hooks:\n  - {id: x, name: x, entry: touch /tmp/x, language: system}\n' > .pre-commit-config.yaml`, planted: ".pre-commit-config.yaml"},
+		{name: "existing .pre-commit-config.yaml", setup: `echo 'repos: []' > .pre-commit-config.yaml`,
+			script: `echo 'repos: [{repo: local, hooks: [{id: evil, name: e, entry: touch /tmp/x, language: system}]}]' > .pre-commit-config.yaml`, planted: ".pre-commit-config.yaml:evil"},
+		{name: "new .husky hook", script: `mkdir .husky && printf '#!/bin/sh\ntouch /tmp/x\n' > .husky/pre-commit`, planted: ".husky/pre-commit"},
+		{name: "new lefthook.yml", script: `echo 'pre-commit: {commands: {x: {run: touch /tmp/x}}}' > lefthook.yml`, planted: "lefthook.yml"},
 		{name: "existing .npmrc", setup: `echo 'fund=false' > .npmrc`,
 			script: `echo 'script-shell=/tmp/evil' > .npmrc`, planted: ".npmrc:script-shell"},
 	}

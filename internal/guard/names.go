@@ -38,6 +38,11 @@ const HeldDir = ".corral-held"
 var list = []Entry{
 	{GitDir, true, "git: hooks, config (fsmonitor, pager, aliases, filters...), commondir"},
 	{".gitmodules", true, "git: submodule URLs and update commands"},
+	{".pre-commit-config.yaml", true, "pre-commit: the commands git's hooks run"},
+	{".husky", true, "husky: the hook scripts git runs (core.hooksPath)"},
+	{".githooks", true, "git: a hooks directory core.hooksPath names"},
+	{"lefthook.yml", true, "lefthook: the commands git's hooks run"},
+	{".lefthook.yml", true, "lefthook: the commands git's hooks run"},
 	{".vscode", true, "VS Code: folder-open tasks, settings, launch configurations"},
 	{".idea", true, "JetBrains IDEs: run configurations, startup tasks"},
 	{".claude", true, "Claude Code: settings with hooks, commands, agents"},
