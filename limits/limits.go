@@ -38,44 +38,41 @@ type Set struct {
 	CPUTime   int64   `json:",omitempty"` // seconds per process
 }
 
-// Has reports whether s limits n.
-func (s Set) Has(n Name) bool {
+// count is the field of an integer limit n, nil for CPUs (a fraction)
+// and unknown names.
+func (s *Set) count(n Name) *int64 {
 	switch n {
 	case Memory:
-		return s.Memory > 0
+		return &s.Memory
 	case Pids:
-		return s.Pids > 0
-	case CPUs:
-		return s.CPUs > 0
+		return &s.Pids
 	case TmpSize:
-		return s.TmpSize > 0
+		return &s.TmpSize
 	case FileSize:
-		return s.FileSize > 0
+		return &s.FileSize
 	case OpenFiles:
-		return s.OpenFiles > 0
+		return &s.OpenFiles
 	case CPUTime:
-		return s.CPUTime > 0
+		return &s.CPUTime
 	}
-	return false
+	return nil
+}
+
+// Has reports whether s limits n.
+func (s Set) Has(n Name) bool {
+	if n == CPUs {
+		return s.CPUs > 0
+	}
+	p := s.count(n)
+	return p != nil && *p > 0
 }
 
 // Without returns s with n unlimited.
 func (s Set) Without(n Name) Set {
-	switch n {
-	case Memory:
-		s.Memory = 0
-	case Pids:
-		s.Pids = 0
-	case CPUs:
+	if n == CPUs {
 		s.CPUs = 0
-	case TmpSize:
-		s.TmpSize = 0
-	case FileSize:
-		s.FileSize = 0
-	case OpenFiles:
-		s.OpenFiles = 0
-	case CPUTime:
-		s.CPUTime = 0
+	} else if p := s.count(n); p != nil {
+		*p = 0
 	}
 	return s
 }
