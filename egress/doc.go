@@ -87,6 +87,21 @@
 // a refusal: HTTP answers 502 with "corral: cannot reach HOST:PORT: ..."
 // and SOCKS5 the matching failure code.
 //
+// # Connections
+//
+// A proxy holds at most [Options.MaxConns] client connections open at
+// once ([DefaultMaxConns] unless set), HTTP and SOCKS5 together, idle
+// keep-alive ones included: each costs the caller a descriptor, and a
+// tunnel a second one, so a command that opens connections in a loop
+// would otherwise take all of the caller's. One more is a refusal like
+// the others: its request is read, and answered 403 or "not allowed by
+// ruleset" with "corral: blocked github.com:443 (over the limit of 256
+// connections open through the proxy at once)", unless the rules refuse
+// the destination anyway, which is then the reason given. Answering needs
+// the request, so up to 32 connections over the cap are held for at most
+// 5 seconds each while they are read; beyond that one is closed at once,
+// unanswered and unreported, having asked for nothing yet.
+//
 // # Upstream proxy
 //
 // When [Options.Upstream] is set, allowed connections are tunnelled
@@ -117,8 +132,6 @@
 //     forwarded, not inspected beyond their host.
 //   - Clients must use the proxy; one that ignores the proxy variables
 //     reaches nothing, since the sandbox has no other route.
-//   - The number of connections a client may hold open is not limited
-//     here; every one costs the caller a descriptor for each side.
 //
 // The package is an implementation part of corral with no compatibility
 // promise.

@@ -57,8 +57,8 @@ func (p *Proxy) serveCONNECT(w http.ResponseWriter, r *http.Request) {
 	}
 	client.SetDeadline(time.Time{})
 	if !p.addConn(client) || !p.addConn(l.conn) {
-		client.Close()
-		l.conn.Close()
+		p.closeConn(client)
+		p.closeConn(l.conn)
 		return
 	}
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
@@ -85,10 +85,16 @@ func (p *Proxy) refuseCONNECT(w http.ResponseWriter, r Refusal) {
 		return
 	}
 	if !p.addConn(c) {
-		c.Close()
+		p.closeConn(c)
 		return
 	}
 	defer p.hangUp(c)
+	write403(c, line)
+}
+
+// write403 answers c 403 with line as the reason phrase and the body, and
+// says the connection closes.
+func write403(c net.Conn, line string) {
 	fmt.Fprintf(c, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
 		line, len(line)+1, line)
 }

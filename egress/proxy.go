@@ -33,6 +33,12 @@ type Options struct {
 	// OnRefusal, when set, is called for every refused connection, from
 	// the goroutine serving it. It must not call Close.
 	OnRefusal func(Refusal)
+	// MaxConns caps the client connections open at once, HTTP and SOCKS5
+	// together, idle ones included: each costs the caller a descriptor,
+	// and a tunnel a second. One over the cap is refused (see Refusals in
+	// the package doc). 0 takes DefaultMaxConns; a negative value sets no
+	// cap.
+	MaxConns int
 }
 
 // Proxy serves the HTTP and SOCKS5 proxies on listeners it is given.
@@ -42,6 +48,7 @@ type Proxy struct {
 	upstream  *upstream
 	onRefusal func(Refusal)
 	dialer    net.Dialer
+	maxConns  int // 0: no cap
 
 	ctx    context.Context // cancelled by Close: ends lookups and dials
 	cancel context.CancelFunc
@@ -53,7 +60,9 @@ type Proxy struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
-	wg        sync.WaitGroup // every goroutine the proxy starts
+	clients   map[net.Conn]struct{} // counted against maxConns
+	refusing  int                   // connections over the cap being answered
+	wg        sync.WaitGroup        // every goroutine the proxy starts
 }
 
 // dialTimeout bounds one connection attempt; handshakeTimeout bounds a
@@ -79,6 +88,13 @@ func New(o Options) (*Proxy, error) {
 		cancel:    cancel,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
+		clients:   map[net.Conn]struct{}{},
+	}
+	switch {
+	case o.MaxConns == 0:
+		p.maxConns = DefaultMaxConns
+	case o.MaxConns > 0:
+		p.maxConns = o.MaxConns
 	}
 	if p.resolve == nil {
 		p.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -94,6 +110,7 @@ func New(o Options) (*Proxy, error) {
 		IdleTimeout:       5 * time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ConnState:         p.connState,
 	}
 	return p, nil
 }
@@ -116,7 +133,7 @@ func (p *Proxy) ServeHTTPProxy(l net.Listener) error {
 		return nil
 	}
 	defer p.removeListener(l)
-	err := p.http.Serve(l)
+	err := p.http.Serve(capListener{Listener: l, p: p})
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -147,8 +164,12 @@ func (p *Proxy) ServeSOCKS5(l net.Listener) error {
 			return err
 		}
 		backoff = 0
+		if !p.admit(c) {
+			p.refuseOver(c, "socks5")
+			continue
+		}
 		if !p.addConn(c) || !p.start(func() { p.serveSOCKS5(c) }) {
-			c.Close()
+			p.closeConn(c)
 			return nil
 		}
 	}
@@ -241,10 +262,11 @@ func (p *Proxy) addConn(c net.Conn) bool {
 	return true
 }
 
-// closeConn closes c and stops tracking it.
+// closeConn closes c and stops tracking and counting it.
 func (p *Proxy) closeConn(c net.Conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
+	delete(p.clients, c)
 	p.mu.Unlock()
 	c.Close()
 }
