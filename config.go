@@ -112,6 +112,15 @@ type Config struct {
 	// the proxy refuses private, loopback, link-local, CGNAT and cloud
 	// metadata addresses even for an allowed name. Needs NetworkAllow.
 	AllowedIPs []string
+	// ProxyConnections, with NetworkAllow, caps the connections open
+	// through the proxy at once, idle ones included: each command's own
+	// on the full rung, all of a Sandbox's commands together on the
+	// landlock and seatbelt rungs, where they share one proxy. Each costs
+	// the caller a descriptor or two. One over the cap is refused like a
+	// name not allowed (a ViolationNetwork, "over the limit of N
+	// connections open through the proxy at once"). 0 takes
+	// DefaultProxyConnections; NoLimit sets none. Needs NetworkAllow.
+	ProxyConnections int
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
 	// look like secrets). The default environment also carries the proxy

@@ -27,6 +27,8 @@ type egressPolicy struct {
 	// noUpstream is the caller's NO_PROXY, for the upstream.
 	noUpstream string
 	proxies    map[*egress.Proxy]struct{}
+	// maxConns caps each proxy's client connections (egress.Options).
+	maxConns int
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -41,8 +43,15 @@ func egressLists(allowed, denied, ips []string) []struct {
 	}{{"AllowedDomains", allowed}, {"DeniedDomains", denied}, {"AllowedIPs", ips}}
 }
 
-// resolveEgress parses the network lists; they need NetworkAllow, so that a
-// list never looks like a restriction that is not in force.
+// DefaultProxyConnections is Config.ProxyConnections when 0: far above
+// what package managers, git and browsers open at once (tens), low enough
+// that a command opening connections in a loop cannot take all of the
+// caller's descriptors.
+const DefaultProxyConnections = egress.DefaultMaxConns
+
+// resolveEgress parses the network lists and the connection cap; they
+// need NetworkAllow, so that a list never looks like a restriction that
+// is not in force.
 func (s *spec) resolveEgress(c Config) error {
 	if s.Network != NetworkAllow {
 		for _, l := range egressLists(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs) {
@@ -50,7 +59,14 @@ func (s *spec) resolveEgress(c Config) error {
 				return &ConfigError{Field: l.field, Value: l.entries[0], Reason: fmt.Sprintf(`needs Network %q`, NetworkAllow)}
 			}
 		}
+		if c.ProxyConnections != 0 {
+			return &ConfigError{Field: "ProxyConnections", Value: strconv.Itoa(c.ProxyConnections), Reason: fmt.Sprintf(`needs Network %q`, NetworkAllow)}
+		}
 		return nil
+	}
+	maxConns, err := proxyConnections(c.ProxyConnections)
+	if err != nil {
+		return err
 	}
 	rules, err := parseEgress(c.AllowedDomains, c.DeniedDomains, c.AllowedIPs)
 	if err != nil {
@@ -58,9 +74,23 @@ func (s *spec) resolveEgress(c Config) error {
 	}
 	s.Egress = &egressPolicy{
 		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
-		rules: rules, proxies: map[*egress.Proxy]struct{}{},
+		rules: rules, proxies: map[*egress.Proxy]struct{}{}, maxConns: maxConns,
 	}
 	return nil
+}
+
+// proxyConnections is Config.ProxyConnections as egress.Options.MaxConns
+// takes it: 0 the default, negative none.
+func proxyConnections(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultProxyConnections, nil
+	case n == NoLimit:
+		return -1, nil
+	case n < 0:
+		return 0, &ConfigError{Field: "ProxyConnections", Value: strconv.Itoa(n), Reason: "want more than zero, or corral.NoLimit"}
+	}
+	return n, nil
 }
 
 // parseEgress parses the lists; an error names the field and the entry.
@@ -132,6 +162,7 @@ func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop fun
 		Resolve:    testhook.Resolver(),
 		Upstream:   e.upstream,
 		NoUpstream: e.noUpstream,
+		MaxConns:   e.maxConns,
 		OnRefusal: func(r egress.Refusal) {
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
 		},

@@ -33,6 +33,7 @@ func TestNetworkListsNeedNetworkAllow(t *testing.T) {
 		{"allowed", Config{Workspace: ws, AllowedDomains: []string{"example.com"}}, "AllowedDomains"},
 		{"denied", Config{Workspace: ws, Network: NetworkNone, DeniedDomains: []string{"example.com"}}, "DeniedDomains"},
 		{"ips", Config{Workspace: ws, Network: NetworkHost, AllowedIPs: []string{"10.0.0.0/8"}}, "AllowedIPs"},
+		{"connections", Config{Workspace: ws, Network: NetworkNone, ProxyConnections: 10}, "ProxyConnections"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.cfg.resolve()
@@ -66,6 +67,31 @@ func TestNetworkListErrorsNameFieldAndEntry(t *testing.T) {
 	s, err := Config{Workspace: ws, Network: NetworkAllow}.resolve()
 	require.NoError(t, err, "no entry is valid: nothing is reachable")
 	require.NotNil(t, s.Egress)
+}
+
+func TestProxyConnections(t *testing.T) {
+	ws := t.TempDir()
+	for _, c := range []struct {
+		given, proxy, resolved int // Config, egress.Options.MaxConns, Resolved
+	}{
+		{0, DefaultProxyConnections, DefaultProxyConnections},
+		{1, 1, 1},
+		{5000, 5000, 5000},
+		{NoLimit, -1, NoLimit},
+	} {
+		cfg := Config{Workspace: ws, Network: NetworkAllow, ProxyConnections: c.given}
+		s, err := cfg.resolve()
+		require.NoError(t, err, c.given)
+		assert.Equal(t, c.proxy, s.Egress.maxConns, c.given)
+		r, err := cfg.Resolved()
+		require.NoError(t, err)
+		assert.Equal(t, c.resolved, r.ProxyConnections, c.given)
+	}
+	_, err := Config{Workspace: ws, Network: NetworkAllow, ProxyConnections: -2}.resolve()
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "ProxyConnections", ce.Field)
+	assert.Equal(t, "-2", ce.Value)
 }
 
 func TestSetNetworkRules(t *testing.T) {

@@ -22,6 +22,9 @@ func (c Config) Resolved() (Config, error) {
 	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
 	r.ChangesetPaths = s.Overlaid
 	r.WorkspaceDest, r.Binds = s.WorkspaceDest, s.Binds
+	if s.Egress != nil {
+		r.ProxyConnections = max(s.Egress.maxConns, NoLimit)
+	}
 	if r.Changeset != "" {
 		if r.Changeset, err = s.changesetPath(r.Changeset); err != nil {
 			return Config{}, err

@@ -666,3 +666,72 @@ func TestEgressRebindingNeverReachesTheSecondAddress(t *testing.T) {
 		assert.True(t, strings.Contains(r.stdout, "checked") || strings.Contains(r.stdout, "status 403"), r.String())
 	}
 }
+
+// A command holding as many connections through the proxy as
+// ProxyConnections allows is refused one more, in words it can act on,
+// and the caller hears of it. The control: the same request, made while
+// nothing is held, goes through.
+func TestEgressConnectionCap(t *testing.T) {
+	requireTool(t, "curl")
+	requireTool(t, "python3")
+	s := newEgressScene(t)
+	cfg := s.config([]string{"allowed.test", "echo.test"}, nil)
+	cfg.ProxyConnections = 2
+	sb, logs := s.sandbox(cfg)
+	s.connectionCap(sb, logs.all)
+}
+
+// On the landlock rung one proxy serves all of a sandbox's commands: the
+// cap is theirs together.
+func TestEgressConnectionCapLandlockRung(t *testing.T) {
+	requireTool(t, "curl")
+	requireTool(t, "python3")
+	s := newEgressScene(t)
+	cfg := s.config([]string{"allowed.test", "echo.test"}, nil)
+	cfg.ProxyConnections = 2
+	restore := testhook.SetResolver(egressResolve)
+	defer restore()
+	sb, logs := rungSandbox(t, corral.RungLandlock, cfg)
+	s.connectionCap(sb, func() []string { return *logs })
+}
+
+func (s *egressScene) connectionCap(sb *corral.Sandbox, logs func() []string) {
+	t := s.t
+	get := curl(fmt.Sprintf("http://allowed.test:%d/", s.http))
+	r := s.run(sb, get)
+	require.Equal(t, 0, r.code, r.String())
+	require.Contains(t, r.stdout, "status 200", "control: %s", r.String())
+
+	// Two tunnels through SOCKS5 are held open while curl runs. A
+	// connection of the control's may still be counted a moment after it
+	// ended: a refused tunnel is tried again.
+	r = s.run(sb, fmt.Sprintf(`python3 -c '
+import os, socket, struct, subprocess, sys, time
+port = int(os.environ["ALL_PROXY"].rsplit(":", 1)[1])
+def tunnel():
+    for _ in range(200):
+        s = socket.create_connection(("127.0.0.1", port), timeout=20)
+        s.sendall(b"\x05\x01\x00")
+        assert s.recv(2) == b"\x05\x00"
+        h = b"echo.test"
+        s.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", %d))
+        if s.recv(10)[1] == 0:
+            s.sendall(b"x\n")
+            assert s.recv(2) == b"x\n"
+            return s
+        s.close()
+        time.sleep(0.05)
+    sys.exit("every tunnel refused")
+held = [tunnel(), tunnel()]
+sys.stdout.flush()
+subprocess.run(sys.argv[1], shell=True)
+' %s`, s.echo, shellQuote(get)))
+	require.Equal(t, 0, r.code, r.String())
+	line := blocked("allowed.test", s.http, "over the limit of 2 connections open through the proxy at once")
+	assert.Contains(t, r.stdout, line, r.String())
+	assert.Contains(t, r.stdout, "status 403", r.String())
+	assert.NotContains(t, r.stdout, "hello")
+	assert.Contains(t, logs(), line, "the caller hears of it")
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -63,6 +63,7 @@ func TestProfileAndDoctorShowTheNetworkPolicy(t *testing.T) {
 	assert.Contains(t, stdout, "allowed domains: github.com")
 	assert.Contains(t, stdout, "denied domains (win over allowed): gist.github.com")
 	assert.Contains(t, stdout, "allowed IP ranges: 10.0.0.0/8")
+	assert.Contains(t, stdout, "connections through the proxy: at most 256 open at once, more are refused")
 	assert.Contains(t, stdout, "loopback only; the only way out is corral's proxy")
 
 	stdout, _, code = cli(t, ws, "profile", "--platform", "darwin", "--net", "allow", "--allow-domain", "github.com")

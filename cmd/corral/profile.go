@@ -262,4 +262,9 @@ func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
 	list("allowed domains", cfg.AllowedDomains, "none: nothing is reachable")
 	list("denied domains (win over allowed)", cfg.DeniedDomains, "none")
 	list("allowed IP ranges", cfg.AllowedIPs, "none: private, loopback, link-local, CGNAT and metadata addresses are refused")
+	if n := cfg.ProxyConnections; n > 0 {
+		fmt.Fprintf(w, "%s  connections through the proxy: at most %d open at once, more are refused\n", prefix, n)
+	} else if n == corral.NoLimit {
+		fmt.Fprintf(w, "%s  connections through the proxy: no limit\n", prefix)
+	}
 }
