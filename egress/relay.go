@@ -9,7 +9,7 @@ import (
 // relay copies bytes both ways between a client and a destination until
 // both directions have ended, then closes both. toServer and toClient are
 // bytes already read from one side, delivered first. Between two
-// *net.TCPConn io.Copy splices: the kernel moves the bytes, and the
+// *net.TCPConn copyConn splices: the kernel moves the bytes, and the
 // proxy's CPU per byte stays near none.
 func (p *Proxy) relay(client, server net.Conn, toServer, toClient []byte) {
 	defer p.closeConn(client)
@@ -36,7 +36,7 @@ func pipe(dst, src net.Conn, first []byte) {
 			return
 		}
 	}
-	if _, err := io.Copy(dst, src); err != nil {
+	if _, err := copyConn(dst, src); err != nil {
 		dst.Close()
 		src.Close()
 		return
