@@ -72,7 +72,9 @@
 // proxy resolves them) and to IPv4 and IPv6 literals; BIND and UDP
 // ASSOCIATE are refused as unsupported commands, so no UDP leaves through
 // it. Tunnels between two TCP sockets are relayed with splice: the kernel
-// moves the bytes.
+// moves the bytes, through a pipe a tunnel holds only while bytes are in
+// it, so idle tunnels do not use up the pipe capacity the kernel allows
+// the caller's user.
 //
 // # Refusals
 //
