@@ -145,20 +145,25 @@ var helloTimeout = 10 * time.Second
 // of a mismatched helper.
 var protocolOverride string
 
-var protocolOnce = sync.OnceValue(func() string {
-	return "corral-init/1 " + typesDigest(
-		hello{}, spawnReq{}, spawnResp{}, setup{}, execReq{}, control{}, reply{},
-	)
-})
+//go:generate go test -run TestProtocolDigestIsCurrent -update .
+
+// protocolTypes are the messages the protocol digest covers.
+func protocolTypes() []any {
+	return []any{hello{}, spawnReq{}, spawnResp{}, setup{}, execReq{}, control{}, reply{}}
+}
 
 // protocol names the messages this binary exchanges with its spawner and
-// inits: a digest of their types, field by field, so that a field added on
-// either side changes it without anyone remembering to.
+// inits: a digest of their types, field by field (typesDigest of
+// protocolTypes), so that a field added on either side changes it
+// without anyone remembering to. The digest is computed ahead, by go
+// generate, into protocolDigest: every init says hello, and hashing the
+// types by reflection would cost each one a few hundred microseconds of
+// start-up. TestProtocolDigestIsCurrent fails while it is stale.
 func protocol() string {
 	if protocolOverride != "" {
 		return protocolOverride
 	}
-	return protocolOnce()
+	return "corral-init/1 " + protocolDigest
 }
 
 // typesDigest hashes the exported shape of the values' types.

@@ -169,8 +169,12 @@ func New(o Options) (*Jail, error) {
 	if len(o.Overlays) > 0 || len(o.Layered) > 0 {
 		ahead = 0
 	}
-	// A direct caller is short-lived: only its first sandbox is built ahead.
+	// A direct caller is short-lived: only its first sandbox is built ahead,
+	// and the os package's once-per-process check of pidfds (a fork, which
+	// OSProcess would pay in Start) is done now, beside the first init's
+	// start-up.
 	if o.Direct {
+		go warmPidfd()
 		if ahead > 0 {
 			j.first = startFirst(j.build)
 		}
@@ -478,6 +482,13 @@ func (p *Process) answer(ok func(*reply) bool) ([]*os.File, error) {
 		return nil, &Error{Layer: LayerInit, Err: fmt.Errorf("unexpected reply %+v", r)}
 	}
 	return got, nil
+}
+
+// warmPidfd makes the os package run its check of pidfd support.
+func warmPidfd() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
 }
 
 // Pid is the host pid of the sandbox's init.
