@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -36,23 +37,14 @@ func seatbeltOrNone(s *spec, runner string) (backend, error) {
 	if errors.As(err, &se) && se.Layer == LayerSeatbelt {
 		missing.Reason = se.Err.Error()
 	}
-	plan, cerr := chooseSeatbelt(&host{seatbelt: true, layers: []LayerStatus{missing}}, s.needs())
+	plan, cerr := choose(&ladder.Host{Seatbelt: true, Layers: []LayerStatus{missing}}, s.needs())
 	if cerr != nil {
 		return nil, err
 	}
 	if s.logf != nil {
-		s.logf("%s", plan.warning())
+		s.logf("%s", plan.Warning())
 	}
 	return &directBackend{workspace: s.Workspace}, nil
-}
-
-// probeSeatbelt reports whether runner, sandbox-exec by its absolute path,
-// exists and applies a profile (seatbelt.Check).
-func probeSeatbelt(runner string) LayerStatus {
-	if ok, why := seatbelt.Check(runner); !ok {
-		return LayerStatus{Name: LayerSeatbelt, Reason: why}
-	}
-	return LayerStatus{Name: LayerSeatbelt, Available: true, Detail: runner}
 }
 
 // newSeatbeltBackend makes the runner, which applies the profile once.

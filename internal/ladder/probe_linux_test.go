@@ -1,4 +1,4 @@
-package corral
+package ladder
 
 import (
 	"testing"
@@ -9,6 +9,6 @@ import (
 // The host is probed once per process: New and Doctor after the first ask
 // nothing of the kernel.
 func TestProbeIsCachedPerProcess(t *testing.T) {
-	assert.Same(t, probeHost(), probeHost())
-	assert.Same(t, probeHostFully(), probeHostFully())
+	assert.Same(t, Probe(), Probe())
+	assert.Same(t, ProbeFully(), ProbeFully())
 }
