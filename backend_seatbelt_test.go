@@ -204,7 +204,7 @@ func TestSeatbeltStartErrors(t *testing.T) {
 	}
 	// Without hiding, the same lookups succeed: the hidden cases above fail
 	// because of the hiding, not the setup.
-	p, err := lookPath("secret-tool", f.workspace, env, nil)
+	p, err := seatbelt.LookPath("secret-tool", f.workspace, env, nil)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(hiddenDir, "secret-tool"), p)
 }

@@ -4,9 +4,6 @@ package corral
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/seatbelt"
@@ -92,11 +89,11 @@ func fromSeatbelt(err error) error {
 }
 
 func (b *seatbeltBackend) start(req *startRequest) (process, error) {
-	dir, err := b.workdir(req.Dir)
+	dir, err := seatbelt.Workdir(b.spec.Workspace, req.Dir)
 	if err != nil {
-		return nil, err
+		return nil, fromSeatbelt(err)
 	}
-	path, err := lookPath(req.Name, dir, req.Env, b.spec.Hidden)
+	path, err := seatbelt.LookPath(req.Name, dir, req.Env, b.spec.Hidden)
 	if err != nil {
 		return nil, &ExecError{Name: req.Name, Err: err}
 	}
@@ -111,29 +108,6 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 		return nil, fromSeatbelt(err)
 	}
 	return seatbeltProcess{p}, nil
-}
-
-// workdir returns the command's working directory: the workspace, or dir
-// relative to it, which must be an existing directory.
-func (b *seatbeltBackend) workdir(dir string) (string, error) {
-	switch {
-	case dir == "":
-		dir = b.spec.Workspace
-	case !filepath.IsAbs(dir):
-		dir = filepath.Join(b.spec.Workspace, dir)
-	}
-	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() {
-		err = syscall.ENOTDIR
-	}
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", &SetupError{Layer: LayerWorkdir, Path: dir, Err: err}
-	}
-	return dir, nil
 }
 
 func (b *seatbeltBackend) close() error {
