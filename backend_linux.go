@@ -77,7 +77,9 @@ func newBackend(s *spec) (backend, error) {
 		}
 	}
 	if err == nil && s.Changeset != nil {
-		err = copyUpUnmapped(s.Changeset, s.logf)
+		if err = s.Changeset.CopyUpUnmapped(s.logf); err != nil {
+			err = &SetupError{Layer: LayerOverlay, Path: s.Changeset.Dir(), Err: err}
+		}
 	}
 	if err == nil {
 		b.jail, err = nsjail.New(o)
