@@ -51,7 +51,7 @@ func newBackend(s *spec) (backend, error) {
 	if msg := plan.Warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
-	lh := limitHostOf(plan.Rung, s.Limits.set, false)
+	lh := ladder.LimitHostOf(plan.Rung, s.Limits.set, false)
 	lp, err := planLimits(s.Limits, lh, s.Fallback)
 	if err != nil {
 		return nil, err
@@ -71,9 +71,9 @@ func newBackend(s *spec) (backend, error) {
 	}
 	o, err := jailOptions(s, plan, b.hostProxy)
 	if err == nil {
-		o.Limits, o.PidsRlimit = lp.set, plan.Rung == RungFull && !lh.root
-		if lh.cgroup != nil && needsCgroup(lp.set, lh) {
-			o.Cgroup = lh.cgroup
+		o.Limits, o.PidsRlimit = lp.set, plan.Rung == RungFull && !lh.Root
+		if lh.Cgroup != nil && ladder.NeedsCgroup(lp.set, lh) {
+			o.Cgroup = lh.Cgroup
 		}
 	}
 	if err == nil && s.Changeset != nil {

@@ -89,7 +89,7 @@ func report(h *ladder.Host, s *spec) *Report {
 // reportLimits fills in what r's rung can enforce of s's limits; a limit s
 // asks for that it cannot makes the Config fail under FallbackFail.
 func reportLimits(r *Report, s *spec) {
-	lh := limitHostOf(r.Rung, s.Limits.set, true)
+	lh := ladder.LimitHostOf(r.Rung, s.Limits.set, true)
 	lp, _ := planLimits(s.Limits, lh, FallbackWarn)
 	r.Limits = lp.statuses
 	if _, err := planLimits(s.Limits, lh, s.Fallback); err != nil {
