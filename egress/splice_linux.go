@@ -9,17 +9,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipeSize is the capacity each relay pipe asks for: one splice moves at
-// most this much. 256 KiB moves a loopback transfer as fast as io.Copy's
-// 1 MiB does (docs/benchmarks.md), at a quarter of the cost against the
-// user's pipe limit below.
-const pipeSize = 256 << 10
+// The pipes of the relay. The kernel counts each pipe's capacity against
+// its user's pipe-user-pages-soft (64 MiB by default), past which each new
+// pipe of that user, the sandboxed commands' own included, gets 8 KiB. A
+// splice moves at most a pipe's capacity, and the larger the pipe, the
+// fewer splices a transfer takes: io.Copy's 1 MiB costs measurably less
+// CPU per byte than 256 KiB (docs/benchmarks.md). So the first bigPipes
+// transfers in flight at once, in the whole process, get pipes of
+// bigPipeSize, and the others the kernel's default (64 KiB): some 250
+// transfers in flight at once stay under a quarter of the limit.
+const (
+	bigPipeSize = 1 << 20
+	bigPipes    = 8
+)
 
-// freePipes keeps a few empty pipes for the next transfer; more are closed.
-var freePipes = make(chan *spipe, 8)
+var (
+	bigSlots  = make(chan struct{}, bigPipes) // one per big pipe open
+	freeBig   = make(chan *spipe, bigPipes)   // empty big pipes, for the next transfer
+	freeSmall = make(chan *spipe, bigPipes)   // and a few empty others
+)
 
-// spipe is a pipe between two splices: what pipeIn moved in, pipeOut moves out.
-type spipe struct{ r, w int }
+// spipe is a pipe between two splices: what pipeIn moved in, pipeOut
+// moves out.
+type spipe struct {
+	r, w int
+	big  bool // holds one of bigSlots
+}
 
 // spliceCopy copies src to dst until src ends, with splice(2) through a
 // pipe: the kernel moves the bytes, as it does for io.Copy between two
@@ -66,7 +81,7 @@ func pipeIn(rc syscall.RawConn) (p *spipe, n int, err error) {
 		}
 		var m int64
 		for {
-			m, serr = unix.Splice(int(fd), nil, p.w, nil, pipeSize, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+			m, serr = unix.Splice(int(fd), nil, p.w, nil, bigPipeSize, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
 			if serr != unix.EINTR {
 				break
 			}
@@ -124,27 +139,54 @@ func pipeOut(wc syscall.RawConn, p *spipe, n int) (written int, err error) {
 	return written, serr
 }
 
+// getPipe returns an empty pipe: a free one, a new big one while fewer
+// than bigPipes are open, else a small one.
 func getPipe() (*spipe, error) {
 	select {
-	case p := <-freePipes:
+	case p := <-freeBig:
 		return p, nil
 	default:
 	}
+	select {
+	case bigSlots <- struct{}{}:
+		p, err := newPipe(true)
+		if err != nil {
+			<-bigSlots
+		}
+		return p, err
+	default:
+	}
+	select {
+	case p := <-freeSmall:
+		return p, nil
+	default:
+	}
+	return newPipe(false)
+}
+
+func newPipe(big bool) (*spipe, error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, os.NewSyscallError("pipe2", err)
 	}
-	// Past the user's limits the kernel refuses; the pipe then keeps the
-	// size it was given, which only makes each splice move less.
-	unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, pipeSize)
-	return &spipe{r: fds[0], w: fds[1]}, nil
+	if big {
+		// Past the user's limits the kernel refuses; the pipe then
+		// keeps the size it was given, which only makes each splice
+		// move less.
+		unix.FcntlInt(uintptr(fds[1]), unix.F_SETPIPE_SZ, bigPipeSize)
+	}
+	return &spipe{r: fds[0], w: fds[1], big: big}, nil
 }
 
 // putPipe keeps p, which must be empty, for the next transfer, or closes
 // it.
 func putPipe(p *spipe) {
+	free := freeSmall
+	if p.big {
+		free = freeBig
+	}
 	select {
-	case freePipes <- p:
+	case free <- p:
 	default:
 		p.close()
 	}
@@ -153,6 +195,9 @@ func putPipe(p *spipe) {
 func (p *spipe) close() {
 	unix.Close(p.r)
 	unix.Close(p.w)
+	if p.big {
+		<-bigSlots
+	}
 }
 
 // copyConn copies src to dst until src ends: with spliceCopy between two

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // pipeFDs counts this process's open descriptors that are pipes.
@@ -138,7 +139,7 @@ func TestIdleTunnelsHoldNoPipes(t *testing.T) {
 		require.NotNil(t, c, status)
 		return c
 	})
-	assert.LessOrEqual(t, held, 2*cap(freePipes), "only the pipes kept for reuse stay open")
+	assert.LessOrEqual(t, held, 2*(cap(freeBig)+cap(freeSmall)), "only the pipes kept for reuse stay open")
 }
 
 // TestTunnelCarriesEveryByte sends 16 MiB each way at once through a
@@ -183,5 +184,38 @@ func TestTunnelCarriesEveryByte(t *testing.T) {
 			assert.Equal(t, int64(len(data)), n)
 			assert.Equal(t, sha256.Sum256(data), [32]byte(h.Sum(nil)))
 		})
+	}
+}
+
+// TestPipeSizes: the first bigPipes pipes in use at once are big, the
+// others the kernel's default size, and none stays counted once given
+// back.
+func TestPipeSizes(t *testing.T) {
+	var got []*spipe
+	for range bigPipes + 2 {
+		p, err := getPipe()
+		require.NoError(t, err)
+		got = append(got, p)
+	}
+	defer func() {
+		for _, p := range got {
+			putPipe(p)
+		}
+		assert.LessOrEqual(t, len(bigSlots), bigPipes)
+	}()
+	for i, p := range got {
+		size, err := unix.FcntlInt(uintptr(p.r), unix.F_GETPIPE_SZ, 0)
+		require.NoError(t, err)
+		if i >= bigPipes {
+			assert.False(t, p.big, i)
+			assert.LessOrEqual(t, size, 64<<10, "the default size, or less past the user's limit")
+			continue
+		}
+		assert.True(t, p.big, i)
+		// An unprivileged user past its pipe limit (its other processes
+		// count) is refused the size; root never is.
+		if os.Geteuid() == 0 {
+			assert.Equal(t, bigPipeSize, size)
+		}
 	}
 }
