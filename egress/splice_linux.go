@@ -4,36 +4,73 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// The pipes of the relay. The kernel counts each pipe's capacity against
-// its user's pipe-user-pages-soft (64 MiB by default), past which each new
-// pipe of that user, the sandboxed commands' own included, gets 8 KiB. A
-// splice moves at most a pipe's capacity, and the larger the pipe, the
-// fewer splices a transfer takes: io.Copy's 1 MiB costs measurably less
-// CPU per byte than 256 KiB (docs/benchmarks.md). So the first bigPipes
-// transfers in flight at once, in the whole process, get pipes of
-// bigPipeSize, and the others the kernel's default (64 KiB): some 250
-// transfers in flight at once stay under a quarter of the limit.
-const (
-	bigPipeSize = 1 << 20
-	bigPipes    = 8
-)
+// The pipes of the relay. A splice moves at most a pipe's capacity, and
+// the larger the pipe, the fewer splices a transfer takes and the larger
+// the packets it sends: 64 KiB pipes cost 1.2 times the CPU per byte of
+// 1 MiB ones, io.Copy's size, over 64 connections (docs/benchmarks.md).
+// But the kernel counts each pipe's capacity against its user's
+// pipe-user-pages-soft (64 MiB by default), past which each new pipe of
+// that user, the sandboxed commands' own included, gets 8 KiB. So where
+// the kernel counts this process's pipes, at most a quarter of that limit
+// goes to big pipes, and the transfers in flight beyond get the kernel's
+// default (64 KiB).
+const bigPipeSize = 1 << 20
 
 var (
-	bigSlots  = make(chan struct{}, bigPipes) // one per big pipe open
-	freeBig   = make(chan *spipe, bigPipes)   // empty big pipes, for the next transfer
-	freeSmall = make(chan *spipe, bigPipes)   // and a few empty others
+	bigOpen   atomic.Int64                 // big pipes open, free ones included
+	freePipes = make(chan *spipe, 8)       // empty big pipes, for the next transfer
+	bigBudget = sync.OnceValue(pipeBudget) // how many may be open; -1 any number
 )
+
+// pipeBudget is how many big pipes may be open at once: any number when
+// the kernel does not count this process's pipes (it holds CAP_SYS_RESOURCE
+// or CAP_SYS_ADMIN, or there is no soft limit), else a quarter of the
+// soft limit's worth.
+func pipeBudget() int {
+	soft, err := os.ReadFile("/proc/sys/fs/pipe-user-pages-soft")
+	if err != nil {
+		return 0
+	}
+	pages, err := strconv.Atoi(strings.TrimSpace(string(soft)))
+	if err != nil {
+		return 0
+	}
+	if pages == 0 || privilegedPipes() {
+		return -1
+	}
+	return pages / 4 / (bigPipeSize / os.Getpagesize())
+}
+
+// privilegedPipes reports whether this process holds CAP_SYS_RESOURCE or
+// CAP_SYS_ADMIN, which exempt its pipes from the user's limits.
+func privilegedPipes() bool {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(status)) {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_RESOURCE|1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return false
+}
 
 // spipe is a pipe between two splices: what pipeIn moved in, pipeOut
 // moves out.
 type spipe struct {
 	r, w int
-	big  bool // holds one of bigSlots
+	big  bool // counted in bigOpen
 }
 
 // spliceCopy copies src to dst until src ends, with splice(2) through a
@@ -139,34 +176,23 @@ func pipeOut(wc syscall.RawConn, p *spipe, n int) (written int, err error) {
 	return written, serr
 }
 
-// getPipe returns an empty pipe: a free one, a new big one while fewer
-// than bigPipes are open, else a small one.
+// getPipe returns an empty pipe: a free one, a new big one within the
+// budget, else a new one of the kernel's default size.
 func getPipe() (*spipe, error) {
 	select {
-	case p := <-freeBig:
+	case p := <-freePipes:
 		return p, nil
 	default:
 	}
-	select {
-	case bigSlots <- struct{}{}:
-		p, err := newPipe(true)
-		if err != nil {
-			<-bigSlots
-		}
-		return p, err
-	default:
+	big := bigOpen.Add(1) <= int64(bigBudget()) || bigBudget() < 0
+	if !big {
+		bigOpen.Add(-1)
 	}
-	select {
-	case p := <-freeSmall:
-		return p, nil
-	default:
-	}
-	return newPipe(false)
-}
-
-func newPipe(big bool) (*spipe, error) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		if big {
+			bigOpen.Add(-1)
+		}
 		return nil, os.NewSyscallError("pipe2", err)
 	}
 	if big {
@@ -178,25 +204,24 @@ func newPipe(big bool) (*spipe, error) {
 	return &spipe{r: fds[0], w: fds[1], big: big}, nil
 }
 
-// putPipe keeps p, which must be empty, for the next transfer, or closes
-// it.
+// putPipe keeps p, which must be empty, for the next transfer when it is
+// a big one and few are free, else closes it.
 func putPipe(p *spipe) {
-	free := freeSmall
 	if p.big {
-		free = freeBig
+		select {
+		case freePipes <- p:
+			return
+		default:
+		}
 	}
-	select {
-	case free <- p:
-	default:
-		p.close()
-	}
+	p.close()
 }
 
 func (p *spipe) close() {
 	unix.Close(p.r)
 	unix.Close(p.w)
 	if p.big {
-		<-bigSlots
+		bigOpen.Add(-1)
 	}
 }
 

@@ -139,7 +139,7 @@ func TestIdleTunnelsHoldNoPipes(t *testing.T) {
 		require.NotNil(t, c, status)
 		return c
 	})
-	assert.LessOrEqual(t, held, 2*(cap(freeBig)+cap(freeSmall)), "only the pipes kept for reuse stay open")
+	assert.LessOrEqual(t, held, 2*cap(freePipes), "only the pipes kept for reuse stay open")
 }
 
 // TestTunnelCarriesEveryByte sends 16 MiB each way at once through a
@@ -187,26 +187,28 @@ func TestTunnelCarriesEveryByte(t *testing.T) {
 	}
 }
 
-// TestPipeSizes: the first bigPipes pipes in use at once are big, the
-// others the kernel's default size, and none stays counted once given
-// back.
+// TestPipeSizes: pipes are big within the budget, the kernel's default
+// size beyond it; given back, big ones are kept for the next transfer and
+// the others closed.
 func TestPipeSizes(t *testing.T) {
+	for len(freePipes) > 0 {
+		(<-freePipes).close()
+	}
+	require.Zero(t, bigOpen.Load(), "no transfer in flight")
+	budget := bigBudget
+	bigBudget = func() int { return 2 }
+	defer func() { bigBudget = budget }()
+
 	var got []*spipe
-	for range bigPipes + 2 {
+	for range 4 {
 		p, err := getPipe()
 		require.NoError(t, err)
 		got = append(got, p)
 	}
-	defer func() {
-		for _, p := range got {
-			putPipe(p)
-		}
-		assert.LessOrEqual(t, len(bigSlots), bigPipes)
-	}()
 	for i, p := range got {
 		size, err := unix.FcntlInt(uintptr(p.r), unix.F_GETPIPE_SZ, 0)
 		require.NoError(t, err)
-		if i >= bigPipes {
+		if i >= 2 {
 			assert.False(t, p.big, i)
 			assert.LessOrEqual(t, size, 64<<10, "the default size, or less past the user's limit")
 			continue
@@ -217,5 +219,29 @@ func TestPipeSizes(t *testing.T) {
 		if os.Geteuid() == 0 {
 			assert.Equal(t, bigPipeSize, size)
 		}
+	}
+	for _, p := range got {
+		putPipe(p)
+	}
+	assert.Equal(t, 2, len(freePipes), "the big ones are kept")
+	assert.Equal(t, int64(2), bigOpen.Load())
+}
+
+// TestPipeBudget: where the kernel counts the process's pipes, big ones
+// take at most a quarter of the user's soft limit; root's are not counted.
+func TestPipeBudget(t *testing.T) {
+	raw, err := os.ReadFile("/proc/sys/fs/pipe-user-pages-soft")
+	require.NoError(t, err)
+	var soft int
+	_, err = fmt.Sscan(string(raw), &soft)
+	require.NoError(t, err)
+	switch {
+	case soft == 0 || privilegedPipes():
+		assert.Equal(t, -1, pipeBudget())
+	default:
+		assert.Equal(t, soft/4/(bigPipeSize/os.Getpagesize()), pipeBudget())
+	}
+	if os.Geteuid() != 0 {
+		assert.False(t, privilegedPipes(), "the test user holds no capability")
 	}
 }
