@@ -77,10 +77,8 @@ type spipe struct {
 // pipe: the kernel moves the bytes, as it does for io.Copy between two
 // *net.TCPConn. Unlike io.Copy, which holds a pipe of 1 MiB for as long as
 // the connection lasts, it holds one only while bytes are in it, and none
-// while it waits for src. The kernel counts every pipe's capacity against
-// its user's pipe-user-pages-soft (64 MiB by default), past which each new
-// pipe of that user, the sandboxed commands' own included, gets 8 KiB:
-// with io.Copy, some thirty idle tunnels would do that.
+// while it waits for src: with io.Copy, 32 idle tunnels would put the
+// caller's user past its pipe limit (see above).
 func spliceCopy(dst, src *net.TCPConn) (int64, error) {
 	rc, err := src.SyscallConn()
 	if err != nil {
@@ -109,10 +107,10 @@ func spliceCopy(dst, src *net.TCPConn) (int64, error) {
 // pipeIn waits until src has bytes, then takes a pipe and moves them into
 // it. n 0 is the end of src; then, and on an error, no pipe is returned.
 func pipeIn(rc syscall.RawConn) (p *spipe, n int, err error) {
-	var serr error
+	var serr, perr error
 	rerr := rc.Read(func(fd uintptr) bool {
 		if p == nil {
-			if p, serr = getPipe(); serr != nil {
+			if p, perr = getPipe(); perr != nil {
 				return true
 			}
 		}
@@ -133,11 +131,13 @@ func pipeIn(rc syscall.RawConn) (p *spipe, n int, err error) {
 		n = int(m)
 		return true
 	})
-	if serr != nil {
-		err = os.NewSyscallError("splice", serr)
-	}
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		err = rerr
+	case perr != nil:
+		err = perr
+	case serr != nil:
+		err = os.NewSyscallError("splice", serr)
 	}
 	if err != nil || n == 0 {
 		if p != nil {
