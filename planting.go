@@ -1,0 +1,18 @@
+package corral
+
+// noPlantingGuard is why the landlock rung goes without the guard of
+// protected names: the guard is made of mounts.
+const noPlantingGuard = "no mount namespace: git directories are not staged, and protected entries " +
+	"nested in a writable root or created by the command reach the host as they are; " +
+	"only those at the top of each writable root are read-only"
+
+// withoutPlantingGuard adds the guard of protected names (LayerProtect) to
+// what plan goes without when its rung cannot give it and allow leaves any
+// name protected. Only the full rung stages and holds: the landlock rung
+// has no mount namespace, and FallbackWarn, the only way onto it, runs
+// with what is missing named.
+func withoutPlantingGuard(plan *rungPlan, allow []string) {
+	if plan.rung == RungLandlock && len(protectedNames(allow)) > 0 {
+		plan.without = append(plan.without, LayerStatus{Name: LayerProtect, Reason: noPlantingGuard})
+	}
+}

@@ -1,0 +1,37 @@
+package corral
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWithoutPlantingGuard(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rung  Rung
+		allow []string
+		want  bool
+	}{
+		{"full rung guards", RungFull, nil, false},
+		{"landlock rung cannot", RungLandlock, nil, true},
+		{"landlock rung, one name allowed", RungLandlock, []string{".git"}, true},
+		{"landlock rung, nothing to guard", RungLandlock, ProtectedNames(), false},
+		{"none says every layer already", RungNone, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &rungPlan{rung: tc.rung}
+			withoutPlantingGuard(p, tc.allow)
+			var names []Layer
+			for _, l := range p.without {
+				names = append(names, l.Name)
+			}
+			if tc.want {
+				assert.Equal(t, []Layer{LayerProtect}, names)
+				assert.Contains(t, p.warning(), "protect (no mount namespace")
+			} else {
+				assert.Empty(t, names)
+			}
+		})
+	}
+}
