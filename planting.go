@@ -1,5 +1,7 @@
 package corral
 
+import "github.com/corralhq/corral/internal/ladder"
+
 // noPlantingGuard is why the landlock rung goes without the guard of
 // protected names: the guard is made of mounts.
 const noPlantingGuard = "no mount namespace: git directories are not staged, and protected entries " +
@@ -11,8 +13,8 @@ const noPlantingGuard = "no mount namespace: git directories are not staged, and
 // name protected. Only the full rung stages and holds: the landlock rung
 // has no mount namespace, and FallbackWarn, the only way onto it, runs
 // with what is missing named.
-func withoutPlantingGuard(plan *rungPlan, allow []string) {
-	if plan.rung == RungLandlock && len(protectedNames(allow)) > 0 {
-		plan.without = append(plan.without, LayerStatus{Name: LayerProtect, Reason: noPlantingGuard})
+func withoutPlantingGuard(plan *ladder.Plan, allow []string) {
+	if plan.Rung == RungLandlock && len(protectedNames(allow)) > 0 {
+		plan.Without = append(plan.Without, LayerStatus{Name: LayerProtect, Reason: noPlantingGuard})
 	}
 }

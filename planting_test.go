@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/corralhq/corral/internal/ladder"
 )
 
 func TestWithoutPlantingGuard(t *testing.T) {
@@ -20,15 +22,15 @@ func TestWithoutPlantingGuard(t *testing.T) {
 		{"none says every layer already", RungNone, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &rungPlan{rung: tc.rung}
+			p := &ladder.Plan{Rung: tc.rung}
 			withoutPlantingGuard(p, tc.allow)
 			var names []Layer
-			for _, l := range p.without {
+			for _, l := range p.Without {
 				names = append(names, l.Name)
 			}
 			if tc.want {
 				assert.Equal(t, []Layer{LayerProtect}, names)
-				assert.Contains(t, p.warning(), "protect (no mount namespace")
+				assert.Contains(t, p.Warning(), "protect (no mount namespace")
 			} else {
 				assert.Empty(t, names)
 			}
