@@ -40,8 +40,7 @@ type Report struct {
 // AllowUnixSockets and AllowPlanting of cfg matter (the last says whether
 // a rung without the guard of protected names goes without something),
 // and Reveal for the credential stores hidden by default; paths are not
-// checked. The error reports an invalid
-// field.
+// checked. The error reports an invalid field.
 func Doctor(cfg Config) (*Report, error) {
 	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace, AllowPlanting: cfg.AllowPlanting}
 	if err := s.resolveChoices(cfg); err != nil {
