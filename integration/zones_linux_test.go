@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/sandboxtest"
 	"github.com/corralhq/corral/zones"
 )
@@ -40,7 +41,9 @@ func newZoneScene(t *testing.T, approvals map[string]zones.Approval) *zoneScene 
 		if a, ok := approvals[z.Name]; ok {
 			z.Approval = a
 		}
-		z.Path = realDir(t)
+		// Outside /tmp, which the sandbox has a private one of: a zone
+		// there would be out of reach at its host path anyway.
+		z.Path = realDirOutsideTmp(t)
 		require.NoError(t, os.WriteFile(filepath.Join(z.Path, "a.txt"), []byte(z.Name+" a\n"), 0o644))
 		sc.dirs[z.Name] = z.Path
 		sc.project = append(sc.project, z)
@@ -83,9 +86,15 @@ func (sc *zoneScene) worker(decls ...zones.Decl) *zones.Worker {
 
 func (sc *zoneScene) build(a *zones.Access) *zones.Worker {
 	sc.t.Helper()
+	return sc.buildIn(a, sc.cs)
+}
+
+// buildIn builds a worker whose reviewed writes wait in the changeset cs.
+func (sc *zoneScene) buildIn(a *zones.Access, cs string) *zones.Worker {
+	sc.t.Helper()
 	base := corral.Config{Workspace: sc.ws}
 	sandboxtest.Require(sc.t, base)
-	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: cs})
 	require.NoError(sc.t, err)
 	sc.t.Cleanup(func() { w.Close() })
 	return w
@@ -103,14 +112,20 @@ func (sc *zoneScene) env() []string {
 // run runs script in w's sandbox, then reviews what it left.
 func (sc *zoneScene) run(w *zones.Worker, script string) (result, *zones.Reviewed) {
 	sc.t.Helper()
+	r := sc.exec(w, script)
+	rv, err := w.Review(context.Background())
+	require.NoError(sc.t, err)
+	return r, rv
+}
+
+// exec runs script in w's sandbox and leaves its changes waiting.
+func (sc *zoneScene) exec(w *zones.Worker, script string) result {
+	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := w.Command(ctx, "sh", "-c", script)
 	c.Env = sc.env()
-	r := collect(sc.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
-	rv, err := w.Review(ctx)
-	require.NoError(sc.t, err)
-	return r, rv
+	return collect(sc.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
 }
 
 // control runs script on the host, unsandboxed.
@@ -325,4 +340,95 @@ func TestZoneDelegationChain(t *testing.T) {
 	_, err = grandchild.Files().Read("/drafts/a.txt")
 	assert.Error(t, err)
 	require.Error(t, child.Files().Write(context.Background(), "/data/x", nil))
+}
+
+// Two workers whose writes to the same zone are reviewed, each in its own
+// sandbox and changeset: the first review lands, the second finds the file
+// changed under it and applies nothing, with an error naming the worker's
+// path; its changes wait until discarded. Once they are, the worker's next
+// command works over the file as the first left it.
+func TestZoneTwoReviewedWorkers(t *testing.T) {
+	skipIfHostHas(t, "data")
+	sc := newZoneScene(t, nil)
+	a, err := zones.Resolve(sc.project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	first, second := sc.buildIn(a, csDir(t)), sc.buildIn(a, csDir(t))
+	aTxt := filepath.Join(sc.dirs["data"], "a.txt")
+
+	r := sc.exec(second, `echo second > /data/a.txt && echo second > /data/b.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	r, rv := sc.run(first, `echo first > /data/a.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Applied))
+	require.True(t, fileHas(aTxt, "first"))
+
+	_, err = second.Review(context.Background())
+	var ce *zones.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, []string{"/data/a.txt"}, ce.Paths)
+	assert.Equal(t, "/data/a.txt changed since the command began (another writer's change landed first): "+
+		"nothing was applied and the command's changes still wait; discard them and run the command again", err.Error())
+	assert.NotContains(t, err.Error(), sc.dirs["data"], "the message names the worker's path, not the host's")
+	var cse *changeset.ConflictError
+	require.ErrorAs(t, err, &cse, "the changeset's refusal, with host paths, is wrapped")
+	assert.True(t, fileHas(aTxt, "first"), "the second review did not overwrite the first")
+	assert.NoFileExists(t, filepath.Join(sc.dirs["data"], "b.txt"), "nothing of the second applies")
+	assert.Equal(t, "second\n", sc.exec(second, `cat /data/a.txt`).stdout, "its changes still wait")
+
+	require.NoError(t, second.Discard())
+	r, rv = sc.run(second, `cat /data/a.txt && echo more >> /data/a.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "first\n", r.stdout, "after the discard, the file as the first worker left it")
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Applied), "a change over the other's is no conflict")
+	assert.True(t, fileHas(aTxt, "first\nmore\n"))
+
+	// A file the second worker never touched, changed by the first before
+	// the second's command: the second saw the new file, so its change
+	// is no conflict.
+	r, rv = sc.run(first, `echo first > /data/c.txt`)
+	require.Equal(t, []string{"/data/c.txt"}, reviewed(rv.Applied), "%s", r)
+	r, rv = sc.run(second, `cat /data/c.txt && echo more >> /data/c.txt`)
+	assert.Equal(t, "first\n", r.stdout)
+	assert.Equal(t, []string{"/data/c.txt"}, reviewed(rv.Applied))
+	assert.True(t, fileHas(filepath.Join(sc.dirs["data"], "c.txt"), "first\nmore\n"))
+
+	// Control: the same two workers writing different files both land.
+	sc.exec(second, `echo second > /data/s.txt`)
+	sc.run(first, `echo first > /data/f.txt`)
+	rv, err = second.Review(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/data/s.txt"}, reviewed(rv.Applied))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "f.txt"))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "s.txt"))
+}
+
+// A zone of the project whose directory does not exist when a worker that
+// lacks it is built: a name the host creates there later is still out of
+// the worker's reach, and the worker cannot plant one there itself.
+func TestZoneCreatedAfterBuild(t *testing.T) {
+	skipIfHostHas(t, "data", "late")
+	sc := newZoneScene(t, nil)
+	late := filepath.Join(realDirOutsideTmp(t), "not-yet", "late")
+	sc.project = append(sc.project, zones.Zone{Name: "late", Path: late, Mode: zones.ReadWrite})
+	sc.dirs["late"] = late
+	w := sc.worker(zones.Decl{Name: "data"})
+
+	require.NoError(t, os.MkdirAll(late, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(late, "secret.txt"), []byte("late secret\n"), 0o644))
+	for _, p := range []struct{ name, script string }{
+		{"read a file created later", `cat "$LATE/secret.txt"`},
+		{"list the zone", `ls "$LATE" | grep secret`},
+		{"plant a file", `echo planted > "$LATE/planted" && cat "$LATE/planted"`},
+		{"see it at the top", `cat /late/secret.txt`},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			in := sc.exec(w, p.script)
+			assert.NotEqual(t, 0, in.code, "inside: %s", in)
+			assert.NotContains(t, in.stdout, "secret")
+		})
+	}
+	assert.NoFileExists(t, filepath.Join(late, "planted"))
+	// Control: on the host the same probes succeed.
+	assert.Equal(t, "late secret\n", sc.control(`cat "$LATE/secret.txt"`).stdout)
+	assert.Equal(t, 0, sc.control(`ls "$LATE" | grep secret`).code)
 }

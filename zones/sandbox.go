@@ -23,7 +23,8 @@ func needsReview(z Zone) bool {
 // preApproved, and otherwise overlaid with its writes kept in the
 // changeset directory cs for Review. Every zone of project is hidden at
 // its host path, so a command reaches a zone only at /NAME, and one the
-// worker lacks not at all. cs may be empty when no zone needs review; it
+// worker lacks not at all; a zone whose directory does not exist yet is
+// created, empty, so that it is hidden too. cs may be empty when no zone needs review; it
 // must lie outside the workspace and every zone. Zones need a mount
 // namespace: the full rung.
 func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (corral.Config, error) {
@@ -31,7 +32,13 @@ func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (c
 	c.HiddenPaths = slices.Clone(base.HiddenPaths)
 	c.Binds = slices.Clone(base.Binds)
 	for _, z := range slices.Concat(project, a.Zones()) {
-		if _, err := os.Stat(z.Path); err == nil && !slices.Contains(c.HiddenPaths, z.Path) {
+		// A zone not made yet is made now, empty, to be hidden: a name
+		// created after the sandbox is built would otherwise be
+		// reachable at its host path, its contents with it.
+		if err := os.MkdirAll(z.Path, 0o755); err != nil {
+			return corral.Config{}, fmt.Errorf("/%s: %w", z.Name, err)
+		}
+		if !slices.Contains(c.HiddenPaths, z.Path) {
 			c.HiddenPaths = append(c.HiddenPaths, z.Path)
 		}
 	}
@@ -123,7 +130,18 @@ func (w *Worker) Sandbox() *corral.Sandbox { return w.sb }
 
 // Command prepares a command in the worker's sandbox. When it has ended,
 // call Review so that its changes to zones that need review are decided.
+//
+// When nothing waits for review, the changeset begins again over the
+// zones as they are now (see changeset.Changeset.Rebase), so that a file
+// another worker changed before this command is not taken for a conflict.
 func (w *Worker) Command(ctx context.Context, name string, args ...string) *corral.Cmd {
+	if w.cs != "" {
+		if cs, err := changeset.Open(w.cs); err == nil {
+			// In use means a command runs: the baseline stays, which at
+			// worst reports a conflict that was none.
+			cs.Rebase()
+		}
+	}
 	return w.sb.Command(ctx, name, args...)
 }
 
@@ -138,6 +156,21 @@ func (w *Worker) Review(ctx context.Context) (*Reviewed, error) {
 		return nil, err
 	}
 	return w.access.Review(ctx, cs, w.approver)
+}
+
+// Discard throws away the changes the worker's commands left waiting for
+// review, such as those a *ConflictError kept, so that the next command
+// starts from the zones as they are.
+func (w *Worker) Discard() error {
+	if w.cs == "" {
+		return nil
+	}
+	cs, err := changeset.Open(w.cs)
+	if err != nil {
+		return err
+	}
+	_, err = cs.Apply(changeset.ApplyOptions{Select: func(changeset.Change) bool { return false }})
+	return err
 }
 
 // Child derives a child worker from this one (see Access.Derive): only the

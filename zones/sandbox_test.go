@@ -45,6 +45,13 @@ func TestSandboxConfig(t *testing.T) {
 	assert.Equal(t, []corral.Bind{{Source: path("data"), Dest: "/data", ReadOnly: true}}, c.Binds, "write blocked: read-only")
 	assert.Empty(t, c.Changeset)
 
+	// A zone not made yet is made, empty, and hidden.
+	late := Zone{Name: "late", Path: filepath.Join(t.TempDir(), "not", "yet"), Mode: ReadWrite}
+	c, err = blocked.SandboxConfig(base, append(zs, late), "")
+	require.NoError(t, err)
+	assert.DirExists(t, late.Path)
+	assert.Contains(t, c.HiddenPaths, late.Path)
+
 	pure, err := Resolve(zs, nil)
 	require.NoError(t, err)
 	c, err = pure.SandboxConfig(base, zs, "")
