@@ -192,6 +192,11 @@ func (sb *Sandbox) HostPath(p string) string {
 	return p
 }
 
+// Binds returns the sandbox's binds, their sources canonical: with
+// WorkspaceDir, every place whose path inside the sandbox is not the
+// host's (see SandboxPath and HostPath).
+func (sb *Sandbox) Binds() []Bind { return slices.Clone(sb.spec.Binds) }
+
 // WorkspaceDir returns where commands see the workspace: WorkspaceDest
 // when set, else the canonical workspace path.
 func (sb *Sandbox) WorkspaceDir() string { return sb.spec.sandboxWorkspace() }
