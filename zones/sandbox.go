@@ -2,9 +2,11 @@ package zones
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/changeset"
@@ -28,6 +30,13 @@ func needsReview(z Zone) bool {
 // must lie outside the workspace and every zone. Zones need a mount
 // namespace: the full rung.
 func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (corral.Config, error) {
+	return a.sandboxConfig(base, project, cs, false)
+}
+
+// sandboxConfig is SandboxConfig; direct mounts every zone the worker may
+// write directly, for I/O whose consent was asked before (the file
+// tools').
+func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, direct bool) (corral.Config, error) {
 	c := base
 	c.HiddenPaths = slices.Clone(base.HiddenPaths)
 	c.Binds = slices.Clone(base.Binds)
@@ -43,7 +52,7 @@ func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (c
 		}
 	}
 	for _, z := range a.Zones() {
-		review := needsReview(z)
+		review := needsReview(z) && !direct
 		if review && cs == "" {
 			return corral.Config{}, fmt.Errorf("/%s: its changes need review, which commands' writes get through a changeset: name a changeset directory", z.Name)
 		}
@@ -70,6 +79,11 @@ type Worker struct {
 	cs       string
 	hidden   []string // changesets its commands must not see
 	files    *FS
+
+	fileCfg  corral.Config // the file tools' sandbox, built on first use
+	fileOnce sync.Once
+	fileSb   *corral.Sandbox
+	fileErr  error
 }
 
 // WorkerConfig says how to build a Worker.
@@ -107,23 +121,53 @@ func newWorker(a *Access, c WorkerConfig, hide []string) (*Worker, error) {
 		}
 		hide = append(slices.Clone(hide), cfg.Changeset)
 	}
+	fileCfg, err := a.sandboxConfig(c.Base, c.Project, "", true)
+	if err != nil {
+		return nil, err
+	}
 	for _, h := range hide {
 		if !slices.Contains(cfg.HiddenPaths, h) {
 			cfg.HiddenPaths = append(cfg.HiddenPaths, h)
+		}
+		if !slices.Contains(fileCfg.HiddenPaths, h) {
+			fileCfg.HiddenPaths = append(fileCfg.HiddenPaths, h)
 		}
 	}
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, hidden: hide, files: NewFS(a, c.Approver)}, nil
+	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, hidden: hide,
+		files: NewFS(a, c.Approver), fileCfg: fileCfg}, nil
 }
 
 // Access is what the worker may reach.
 func (w *Worker) Access() *Access { return w.access }
 
-// Files is the file tools' view.
+// Files is the worker's zones as an in-process [FS]: the zones' modes and
+// approvals, but none of the sandbox's own rules inside a zone (hidden
+// and read-only paths, protected names such as .git). The file tools a
+// model is given should do their I/O in FileSandbox instead, as
+// tools.ZoneFile does, so that they reach exactly what the worker's
+// commands reach.
 func (w *Worker) Files() *FS { return w.files }
+
+// Approver is what decides the worker's changes that need approval; nil
+// refuses them.
+func (w *Worker) Approver() Approver { return w.approver }
+
+// FileSandbox returns the sandbox the worker's file tools do their I/O in,
+// built on first use and closed with the worker. Its policy is the
+// commands' (the same zones at /NAME, the same hidden paths, read-only
+// zones and zones whose writes are blocked read-only), except that a zone
+// whose changes need review is mounted writable directly, without a
+// changeset: the file tools ask for consent before each change, so a
+// change they make is decided already. Reads there show the zones as they
+// are on the host, without what a command left waiting for Review.
+func (w *Worker) FileSandbox() (*corral.Sandbox, error) {
+	w.fileOnce.Do(func() { w.fileSb, w.fileErr = corral.New(w.fileCfg) })
+	return w.fileSb, w.fileErr
+}
 
 // Sandbox is the sandbox its commands run in.
 func (w *Worker) Sandbox() *corral.Sandbox { return w.sb }
@@ -187,7 +231,11 @@ func (w *Worker) Child(decls []Decl, c WorkerConfig) (*Worker, error) {
 	return newWorker(a, c, w.hidden)
 }
 
-// Close ends the worker's sandbox.
+// Close ends the worker's sandboxes.
 func (w *Worker) Close() error {
+	w.fileOnce.Do(func() { w.fileErr = errors.New("zones: the worker is closed") })
+	if w.fileSb != nil {
+		w.fileSb.Close()
+	}
 	return w.sb.Close()
 }
