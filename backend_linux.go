@@ -41,8 +41,10 @@ func newBackend(s *spec) (backend, error) {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
 			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.rung)}
 	}
-	if s.hasDests() && plan.rung != RungFull {
-		return nil, s.destRefusal(plan.rung)
+	if plan.rung != RungFull {
+		if err := s.destsOn(plan.rung); err != nil {
+			return nil, err
+		}
 	}
 	if s.hasPersist() && plan.rung != RungFull {
 		return nil, s.persistRefusal(plan.rung)

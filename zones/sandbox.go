@@ -25,8 +25,9 @@ func needsReview(z Zone) bool {
 // preApproved, and otherwise overlaid with its writes kept in the
 // changeset directory cs for Review. Every zone of project is hidden at
 // its host path, so a command reaches a zone only at /NAME, and one the
-// worker lacks not at all; a zone whose directory does not exist yet is
-// created, empty, so that it is hidden too. cs may be empty when no zone needs review; it
+// worker lacks not at all. A zone whose directory does not exist cannot
+// be hidden, and a name created there later would be reachable at its
+// host path: create every zone first (MakeZones; NewWorker does). cs may be empty when no zone needs review; it
 // must lie outside the workspace and every zone. Zones need a mount
 // namespace: the full rung.
 func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (corral.Config, error) {
@@ -41,13 +42,7 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 	c.HiddenPaths = slices.Clone(base.HiddenPaths)
 	c.Binds = slices.Clone(base.Binds)
 	for _, z := range slices.Concat(project, a.Zones()) {
-		// A zone not made yet is made now, empty, to be hidden: a name
-		// created after the sandbox is built would otherwise be
-		// reachable at its host path, its contents with it.
-		if err := os.MkdirAll(z.Path, 0o755); err != nil {
-			return corral.Config{}, fmt.Errorf("/%s: %w", z.Name, err)
-		}
-		if !slices.Contains(c.HiddenPaths, z.Path) {
+		if _, err := os.Stat(z.Path); err == nil && !slices.Contains(c.HiddenPaths, z.Path) {
 			c.HiddenPaths = append(c.HiddenPaths, z.Path)
 		}
 	}
@@ -67,6 +62,19 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 		}
 	}
 	return c, nil
+}
+
+// MakeZones creates the directory of every zone of project that does not
+// exist yet, empty, so that a sandbox can hide it: a zone made after the
+// sandbox is built would otherwise be reachable at its host path, with
+// whatever is put there.
+func MakeZones(project []Zone) error {
+	for _, z := range project {
+		if err := os.MkdirAll(z.Path, 0o755); err != nil {
+			return fmt.Errorf("/%s: %w", z.Name, err)
+		}
+	}
+	return nil
 }
 
 // Worker is one worker: its Access, the sandbox its commands run in, and
@@ -102,7 +110,8 @@ type WorkerConfig struct {
 	Changeset string
 }
 
-// NewWorker builds the worker a reaches, with its sandbox.
+// NewWorker builds the worker a reaches, with its sandbox. Zones of the
+// project whose directories do not exist yet are created (see MakeZones).
 func NewWorker(a *Access, c WorkerConfig) (*Worker, error) {
 	return newWorker(a, c, nil)
 }
@@ -111,6 +120,9 @@ func NewWorker(a *Access, c WorkerConfig) (*Worker, error) {
 // listed in hide (its ancestors'), nor its own: their upper directories
 // hold changes to zones it may not have.
 func newWorker(a *Access, c WorkerConfig, hide []string) (*Worker, error) {
+	if err := MakeZones(slices.Concat(c.Project, a.Zones())); err != nil {
+		return nil, err
+	}
 	cfg, err := a.SandboxConfig(c.Base, c.Project, c.Changeset)
 	if err != nil {
 		return nil, err
