@@ -123,7 +123,7 @@ func TestFileToolsAtDestinations(t *testing.T) {
 	}
 	for name, rd := range read {
 		t.Run(name, func(t *testing.T) {
-			for _, p := range []string{"/workspace/own.txt", "own.txt", "/agent/TODO.md", "/shared/s.txt"} {
+			for _, p := range []string{"/workspace/own.txt", "own.txt", "/agent/TODO.md", "/shared/s.txt", "../agent/TODO.md"} {
 				want := sandboxCat(t, sb, filepath.Join("/workspace", p))
 				if filepath.IsAbs(p) {
 					want = sandboxCat(t, sb, p)

@@ -100,8 +100,13 @@ func (w workspace) withBinds(binds []corral.Bind) workspace {
 // the mount it lies in; ok is false for an absolute path outside every
 // place the sandbox shows.
 func (w workspace) host(p string) (string, mount, bool) {
-	if !filepath.IsAbs(p) {
+	if !filepath.IsAbs(p) && !w.translated() {
 		return filepath.Join(w.root, p), w.mount, true
+	}
+	if !filepath.IsAbs(p) {
+		// Relative to where the sandbox shows the workspace: "../agent/x"
+		// from /workspace is /agent/x there.
+		p = filepath.Join(w.shown(), p)
 	}
 	h, m, ok := w.locate(filepath.Clean(p))
 	if !ok && !w.translated() {
