@@ -532,6 +532,21 @@ func TestZoneFileTool(t *testing.T) {
 	assert.Equal(t, "ls: cannot access '/data/a.txt': No such file or directory\n", sc.exec(w, `ls /data/a.txt`).stderr,
 		"the commands see the tool's change")
 
+	// The tool's I/O for one zone runs where only that zone is writable: a
+	// symlink swapped in after the checks cannot carry a write decided for
+	// /drafts into /data, which asks. Control: /data's own file sandbox
+	// writes it.
+	inDrafts, err := w.FileSandbox("drafts")
+	require.NoError(t, err)
+	require.NoError(t, inDrafts.Command(ctx, "sh", "-c", "echo x > /drafts/ok").Run())
+	require.Error(t, inDrafts.Command(ctx, "sh", "-c", "echo x > /data/redirected").Run())
+	assert.NoFileExists(t, filepath.Join(data, "redirected"))
+	inData, err := w.FileSandbox("data")
+	require.NoError(t, err)
+	require.NoError(t, inData.Command(ctx, "sh", "-c", "echo x > /data/direct && rm /data/direct").Run())
+	_, err = w.FileSandbox("private")
+	require.Error(t, err, "no sandbox for a zone the worker lacks")
+
 	// A blocked delete is refused without asking; a pure worker reaches
 	// nothing.
 	bc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Blocked}})

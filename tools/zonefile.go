@@ -21,7 +21,8 @@ import (
 // approvals first: a read-only zone refuses it ("read-only file system"),
 // a blocked one too ("operation not permitted"), and one that asks shows
 // it, with a diff, to the worker's Approver before it is made. The I/O is
-// then done inside the worker's file sandbox ([zones.Worker.FileSandbox]),
+// then done inside the worker's file sandbox for that zone
+// ([zones.Worker.FileSandbox]: only that zone writable),
 // like [SandboxFile]'s, so what the sandbox hides, keeps read-only or
 // protects inside a zone stays so. Errors are an ordinary file system's,
 // naming the worker's paths; none speaks of zones.
@@ -80,9 +81,10 @@ func (f *ZoneFile) example() string {
 	return "dir/file.txt"
 }
 
-// inside returns a SandboxFile on the worker's file sandbox.
-func (f *ZoneFile) inside() (*SandboxFile, error) {
-	sb, err := f.w.FileSandbox()
+// inside returns a SandboxFile on the worker's file sandbox for the zone
+// name.
+func (f *ZoneFile) inside(name string) (*SandboxFile, error) {
+	sb, err := f.w.FileSandbox(name)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func (f *ZoneFile) Read(ctx context.Context, p string) (string, error) {
 	if name == "" {
 		return "", &PathError{Op: "read", Path: p, Err: ErrIsDir}
 	}
-	sf, err := f.inside()
+	sf, err := f.inside(name)
 	if err != nil {
 		return "", err
 	}
@@ -125,7 +127,7 @@ func (f *ZoneFile) List(ctx context.Context, p string) ([]Entry, bool, error) {
 		}
 		return entries, false, nil
 	}
-	sf, err := f.inside()
+	sf, err := f.inside(name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -137,7 +139,7 @@ func (f *ZoneFile) List(ctx context.Context, p string) ([]Entry, bool, error) {
 // directories as needed, once the zone's mode and approvals allow it.
 func (f *ZoneFile) Write(ctx context.Context, p, content string) error {
 	const op = "write"
-	clean, _, err := f.zone(op, p)
+	clean, name, err := f.zone(op, p)
 	if err != nil {
 		return err
 	}
@@ -148,7 +150,7 @@ func (f *ZoneFile) Write(ctx context.Context, p, content string) error {
 	if err != nil {
 		return err
 	}
-	sf, err := f.inside()
+	sf, err := f.inside(name)
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func (f *ZoneFile) Edit(ctx context.Context, p, old, new string) error {
 // and approvals allow it.
 func (f *ZoneFile) Delete(ctx context.Context, p string) error {
 	const op = "remove"
-	clean, _, err := f.zone(op, p)
+	clean, name, err := f.zone(op, p)
 	if err != nil {
 		return err
 	}
@@ -191,7 +193,7 @@ func (f *ZoneFile) Delete(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	sf, err := f.inside()
+	sf, err := f.inside(name)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,8 @@
 // "operation not permitted"); they name the worker's path, never the
 // host's, and never speak of zones. It decides each change here
 // ([Access.Decide], [Access.Authorize]) and does the I/O in
-// [Worker.FileSandbox], so it reaches what the worker's commands reach.
+// [Worker.FileSandbox] of the zone, so it reaches what the worker's
+// commands reach.
 // [FS] is the same view done in-process, for callers without a sandbox:
 // it knows the zones' modes and approvals but not the sandbox's rules
 // inside a zone (hidden paths, git's protected files).

@@ -34,10 +34,10 @@ func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (c
 	return a.sandboxConfig(base, project, cs, false)
 }
 
-// sandboxConfig is SandboxConfig; direct mounts every zone the worker may
-// write directly, for I/O whose consent was asked before (the file
-// tools').
-func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, direct bool) (corral.Config, error) {
+// sandboxConfig is SandboxConfig; a direct one, for I/O whose consent was
+// asked before (the file tools'), mounts the zone only writable, without
+// a changeset, and every other zone read-only.
+func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, direct bool, only ...string) (corral.Config, error) {
 	c := base
 	c.HiddenPaths = slices.Clone(base.HiddenPaths)
 	c.Binds = slices.Clone(base.Binds)
@@ -54,7 +54,7 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 		c.Binds = append(c.Binds, corral.Bind{
 			Source:    z.Path,
 			Dest:      "/" + z.Name,
-			ReadOnly:  z.Mode != ReadWrite || z.Approval.Write == Blocked,
+			ReadOnly:  z.Mode != ReadWrite || z.Approval.Write == Blocked || direct && !slices.Contains(only, z.Name),
 			Changeset: review,
 		})
 		if review {
@@ -88,10 +88,10 @@ type Worker struct {
 	hidden   []string // changesets its commands must not see
 	files    *FS
 
-	fileCfg  corral.Config // the file tools' sandbox, built on first use
-	fileOnce sync.Once
-	fileSb   *corral.Sandbox
-	fileErr  error
+	base    corral.Config
+	fileMu  sync.Mutex
+	fileSbs map[string]*corral.Sandbox // the file tools' sandboxes, by zone, built on first use
+	closed  bool
 }
 
 // WorkerConfig says how to build a Worker.
@@ -133,24 +133,23 @@ func newWorker(a *Access, c WorkerConfig, hide []string) (*Worker, error) {
 		}
 		hide = append(slices.Clone(hide), cfg.Changeset)
 	}
-	fileCfg, err := a.sandboxConfig(c.Base, c.Project, "", true)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range hide {
-		if !slices.Contains(cfg.HiddenPaths, h) {
-			cfg.HiddenPaths = append(cfg.HiddenPaths, h)
-		}
-		if !slices.Contains(fileCfg.HiddenPaths, h) {
-			fileCfg.HiddenPaths = append(fileCfg.HiddenPaths, h)
-		}
-	}
+	cfg.HiddenPaths = withHidden(cfg.HiddenPaths, hide)
 	sb, err := corral.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Worker{access: a, project: c.Project, approver: c.Approver, sb: sb, cs: cfg.Changeset, hidden: hide,
-		files: NewFS(a, c.Approver), fileCfg: fileCfg}, nil
+		files: NewFS(a, c.Approver), base: c.Base, fileSbs: map[string]*corral.Sandbox{}}, nil
+}
+
+// withHidden is hidden with the paths of hide it lacks.
+func withHidden(hidden, hide []string) []string {
+	for _, h := range hide {
+		if !slices.Contains(hidden, h) {
+			hidden = append(hidden, h)
+		}
+	}
+	return hidden
 }
 
 // Access is what the worker may reach.
@@ -168,17 +167,39 @@ func (w *Worker) Files() *FS { return w.files }
 // refuses them.
 func (w *Worker) Approver() Approver { return w.approver }
 
-// FileSandbox returns the sandbox the worker's file tools do their I/O in,
-// built on first use and closed with the worker. Its policy is the
-// commands' (the same zones at /NAME, the same hidden paths, read-only
-// zones and zones whose writes are blocked read-only), except that a zone
-// whose changes need review is mounted writable directly, without a
-// changeset: the file tools ask for consent before each change, so a
-// change they make is decided already. Reads there show the zones as they
-// are on the host, without what a command left waiting for Review.
-func (w *Worker) FileSandbox() (*corral.Sandbox, error) {
-	w.fileOnce.Do(func() { w.fileSb, w.fileErr = corral.New(w.fileCfg) })
-	return w.fileSb, w.fileErr
+// FileSandbox returns the sandbox the worker's file tools do their I/O in
+// for the zone name, built on first use and closed with the worker. Its
+// policy is the commands' (the same zones at /NAME, the same hidden
+// paths), except that name, when the worker may write it, is bound
+// writable directly, without a changeset (the file tools ask for consent
+// before each change, so a change they make is decided already), and every
+// other zone is read-only: a symlink planted in one zone cannot turn a
+// write decided for it into a write to another. Reads there show the
+// zones as they are on the host, without what a command left waiting for
+// Review.
+func (w *Worker) FileSandbox(name string) (*corral.Sandbox, error) {
+	if _, ok := w.access.Zone(name); !ok {
+		return nil, fmt.Errorf("zones: the worker has no zone %q", name)
+	}
+	w.fileMu.Lock()
+	defer w.fileMu.Unlock()
+	if w.closed {
+		return nil, errors.New("zones: the worker is closed")
+	}
+	if sb, ok := w.fileSbs[name]; ok {
+		return sb, nil
+	}
+	cfg, err := w.access.sandboxConfig(w.base, w.project, "", true, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg.HiddenPaths = withHidden(cfg.HiddenPaths, w.hidden)
+	sb, err := corral.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.fileSbs[name] = sb
+	return sb, nil
 }
 
 // Sandbox is the sandbox its commands run in.
@@ -245,9 +266,11 @@ func (w *Worker) Child(decls []Decl, c WorkerConfig) (*Worker, error) {
 
 // Close ends the worker's sandboxes.
 func (w *Worker) Close() error {
-	w.fileOnce.Do(func() { w.fileErr = errors.New("zones: the worker is closed") })
-	if w.fileSb != nil {
-		w.fileSb.Close()
+	w.fileMu.Lock()
+	w.closed = true
+	for _, sb := range w.fileSbs {
+		sb.Close()
 	}
+	w.fileMu.Unlock()
 	return w.sb.Close()
 }
