@@ -279,3 +279,32 @@ func concat(parts ...[]Rule) []Rule {
 	}
 	return out
 }
+
+// Why is the reason the policy gives for refusing the call name with
+// errno, whatever the options: "" when no rule does, or when rules with
+// different reasons do (socket's EPERM: a unix socket, or any network
+// without one).
+func Why(name string, errno syscall.Errno) string {
+	why := ""
+	for _, o := range allOptions() {
+		for _, r := range Policy(o) {
+			if r.Syscall != name || r.Errno != errno {
+				continue
+			}
+			if why != "" && why != r.Reason {
+				return ""
+			}
+			why = r.Reason
+		}
+	}
+	return why
+}
+
+// allOptions lists every combination of Options.
+func allOptions() []Options {
+	var out []Options
+	for i := range 16 {
+		out = append(out, Options{AllowUnixSockets: i&1 != 0, AllowPtrace: i&2 != 0, DenyInet: i&4 != 0, TCPOnly: i&8 != 0})
+	}
+	return out
+}
