@@ -87,6 +87,9 @@ func (w *Watch) Program() ([]unix.SockFilter, error) {
 // change, so the answer is the filter's own. A policy that cannot be run
 // on them refuses with EPERM: a watch fails closed.
 func (w *Watch) Refuses(n Notification) (syscall.Errno, bool) {
+	if w == nil {
+		return 0, false
+	}
 	var data [dataSize]byte
 	binary.NativeEndian.PutUint32(data[0:], n.Nr)
 	binary.NativeEndian.PutUint32(data[4:], n.Arch)
