@@ -123,6 +123,7 @@ func mcpConfig(f *runFlags) (corral.Config, tools.Policy, error) {
 	// A server lives long and spawns often: the helper keeps sandboxes
 	// built ahead, as for any library caller.
 	cfg.DirectSpawn = false
+	cfg = withInitHelper(cfg)
 	var policy tools.Policy
 	if f.configFile != "" {
 		agent, err := loadAgent(f.configFile, f.agent)
