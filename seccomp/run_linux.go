@@ -12,11 +12,19 @@ const dataSize = 64
 
 // run executes a classic BPF seccomp program on data (struct seccomp_data,
 // in this machine's byte order) and returns what the kernel would act on.
+func run(prog []unix.SockFilter, data []byte) (uint32, error) {
+	ret, _, err := runLoads(prog, data)
+	return ret, err
+}
+
+// runLoads is run, and also tells whether the program looked at more of
+// data than the call number and architecture: when not, its answer holds
+// for every call of that number and architecture.
 // It knows the instructions a seccomp filter may use, and fails on any
 // other, on a load outside data and on a program that ends without
 // returning: the kernel refuses to load such programs, so an error means
 // prog is not one it runs.
-func run(prog []unix.SockFilter, data []byte) (uint32, error) {
+func runLoads(prog []unix.SockFilter, data []byte) (ret uint32, args bool, err error) {
 	var a, x uint32
 	var mem [16]uint32
 	for pc := 0; pc < len(prog); pc++ {
@@ -25,8 +33,9 @@ func run(prog []unix.SockFilter, data []byte) (uint32, error) {
 		switch in.Code {
 		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
 			if k%4 != 0 || int(k)+4 > len(data) {
-				return 0, fmt.Errorf("pc %d: load at %d", pc, k)
+				return 0, args, fmt.Errorf("pc %d: load at %d", pc, k)
 			}
+			args = args || k >= 8
 			a = binary.NativeEndian.Uint32(data[k:])
 		case unix.BPF_LD | unix.BPF_IMM:
 			a = k
@@ -67,14 +76,14 @@ func run(prog []unix.SockFilter, data []byte) (uint32, error) {
 		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_X:
 			pc += jump(in, a >= x)
 		case unix.BPF_RET | unix.BPF_K:
-			return k, nil
+			return k, args, nil
 		case unix.BPF_RET | unix.BPF_A:
-			return a, nil
+			return a, args, nil
 		default:
-			return 0, fmt.Errorf("pc %d: instruction %#x not known", pc, in.Code)
+			return 0, args, fmt.Errorf("pc %d: instruction %#x not known", pc, in.Code)
 		}
 	}
-	return 0, fmt.Errorf("program ends without returning")
+	return 0, args, fmt.Errorf("program ends without returning")
 }
 
 func jump(in unix.SockFilter, taken bool) int {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,12 @@ import (
 // a program that meets one falls back without failing.
 type Watch struct {
 	policy []unix.SockFilter
+
+	mu sync.Mutex
+	// byCall holds the policy's answer for the calls (number and
+	// architecture) it gave without looking at their arguments: the write
+	// calls the listener sees all the time.
+	byCall map[uint64]uint32
 }
 
 // NewWatch makes a Watch of policy, a program of [Filter]. It fails on a
@@ -97,9 +104,25 @@ func (w *Watch) Refuses(n Notification) (syscall.Errno, bool) {
 	for i, a := range n.Args {
 		binary.NativeEndian.PutUint64(data[16+8*i:], a)
 	}
-	ret, err := run(w.policy, data[:])
-	if err != nil {
-		return unix.EPERM, true
+	key := uint64(n.Nr)<<32 | uint64(n.Arch)
+	w.mu.Lock()
+	ret, known := w.byCall[key]
+	w.mu.Unlock()
+	if !known {
+		var args bool
+		var err error
+		ret, args, err = runLoads(w.policy, data[:])
+		if err != nil {
+			return unix.EPERM, true
+		}
+		if !args {
+			w.mu.Lock()
+			if w.byCall == nil {
+				w.byCall = make(map[uint64]uint32)
+			}
+			w.byCall[key] = ret
+			w.mu.Unlock()
+		}
 	}
 	switch ret & unix.SECCOMP_RET_ACTION_FULL {
 	case unix.SECCOMP_RET_ALLOW:
