@@ -300,11 +300,18 @@ func Why(name string, errno syscall.Errno) string {
 	return why
 }
 
-// allOptions lists every combination of Options.
+// allOptions lists every Options that makes a policy of its own: the
+// programs prebuilt/ holds.
 func allOptions() []Options {
-	var out []Options
-	for i := range 16 {
-		out = append(out, Options{AllowUnixSockets: i&1 != 0, AllowPtrace: i&2 != 0, DenyInet: i&4 != 0, TCPOnly: i&8 != 0})
+	var all []Options
+	for _, ptrace := range []bool{false, true} {
+		for _, unixSockets := range []bool{false, true} {
+			for _, denyInet := range []bool{false, true} {
+				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
+			}
+			// TCPOnly means nothing beside DenyInet: one program more.
+			all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, TCPOnly: true})
+		}
 	}
-	return out
+	return all
 }
