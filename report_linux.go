@@ -8,6 +8,7 @@ import (
 
 	"github.com/corralhq/corral/internal/pathtree"
 	"github.com/corralhq/corral/nsjail"
+	"github.com/corralhq/corral/seccomp"
 )
 
 // violation is what the init reported, with the rule in the words the
@@ -30,12 +31,26 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 		}
 	case nsjail.ReasonProtected:
 		out.Rule = "protected: " + v.Match
+	case nsjail.ReasonFilter:
+		out.Rule = filterRule(v.Path, v.Match)
 	case nsjail.ReasonOmitted:
 		out.Rule = RuleOmitted
 	default:
 		out.Rule = string(v.Reason)
 	}
 	return out
+}
+
+// filterRule says why the system call filter refused call with the errno
+// named errno: "system call filter, EPERM: attaches filesystems, which
+// could cover or reveal any path", without the reason when the policy has
+// several for them.
+func filterRule(call, errno string) string {
+	rule := "system call filter, " + errno
+	if why := seccomp.WhyNamed(call, errno); why != "" {
+		rule += ": " + why
+	}
+	return rule
 }
 
 // tilde writes p under the home directory as ~/..., as users write it.

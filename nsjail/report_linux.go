@@ -34,8 +34,9 @@ type Violation struct {
 type ViolationKind string
 
 const (
-	KindWrite ViolationKind = "write"
-	KindPlant ViolationKind = "plant"
+	KindWrite   ViolationKind = "write"
+	KindPlant   ViolationKind = "plant"
+	KindSyscall ViolationKind = "syscall" // Path is the call's name
 )
 
 // Reason is why the policy refuses a path.
@@ -46,6 +47,7 @@ const (
 	ReasonReadOnly  Reason = "read-only" // under a read-only path (Match)
 	ReasonHidden    Reason = "hidden"    // under a hidden path (Match)
 	ReasonProtected Reason = "protected" // a protected entry (Match, the name)
+	ReasonFilter    Reason = "filter"    // the seccomp filter (Match, the errno's name)
 	// ReasonOmitted stands for what did not fit in the report: Count is
 	// how many calls of the kind went unlisted.
 	ReasonOmitted Reason = "omitted"
@@ -63,6 +65,7 @@ type violationKey struct {
 	kind   ViolationKind
 	path   string
 	reason Reason
+	match  string
 }
 
 // judge decides, from the sandbox's configured paths alone, whether the
@@ -141,11 +144,14 @@ func innermost(p string, bases []string) string {
 // its last component (".vscode" of /ws/sub/.vscode).
 func protectedName(entry string) string { return path.Base(entry) }
 
-// listener answers the calls the notify filter stops: each goes on at
-// once, as the kernel decides, and those the policy refuses are recorded.
+// listener answers the calls the watch's filter stops: a call the seccomp
+// policy refuses fails with the policy's errno and is recorded; a write
+// goes on at once, as the kernel decides, and is recorded when the paths'
+// policy refuses it.
 type listener struct {
 	fd      int
 	initTid int // the init's own thread, whose calls are no command's
+	watch   *seccomp.Watch
 	calls   map[uint32]seccomp.WriteCall
 	judge   judge
 	conn    *conn
@@ -155,9 +161,9 @@ type listener struct {
 	log *tally.Log[violationKey, Violation]
 }
 
-func newListener(fd int, j judge) *listener {
+func newListener(fd int, w *seccomp.Watch, j judge) *listener {
 	return &listener{
-		fd: fd, initTid: unix.Gettid(), calls: seccomp.WriteCalls(), judge: j,
+		fd: fd, initTid: unix.Gettid(), watch: w, calls: seccomp.WriteCalls(), judge: j,
 		log: tally.New[violationKey, Violation](maxViolations),
 	}
 }
@@ -187,8 +193,26 @@ func (l *listener) run() {
 // are read before the call goes on, while the thread waits, and are hints:
 // another thread of the command may change the memory meanwhile.
 func (l *listener) serve(n seccomp.Notification) {
+	if errno, refused := l.watch.Refuses(n); refused {
+		if n.Pid == l.initTid {
+			seccomp.Fail(l.fd, n.ID, errno)
+			return
+		}
+		// Named while the thread waits: once answered, it may exit.
+		process := comm(n.Pid)
+		seccomp.Fail(l.fd, n.ID, errno)
+		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
+			Match: unix.ErrnoName(errno), Process: process})
+		return
+	}
 	call, ok := l.calls[n.Nr]
-	if !ok || n.Pid == l.initTid {
+	if !ok {
+		// Nothing else stops here; were it to, it fails as it would
+		// without a listener.
+		seccomp.Fail(l.fd, n.ID, unix.ENOSYS)
+		return
+	}
+	if n.Pid == l.initTid {
 		seccomp.Continue(l.fd, n.ID)
 		return
 	}
@@ -243,9 +267,9 @@ func openHowWrites(n seccomp.Notification) bool {
 // new and the caller already has the command.
 func (l *listener) record(v Violation) {
 	l.mu.Lock()
-	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason}, v, 1)
+	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason, v.Match}, v, 1)
 	if !kept {
-		l.log.Overflow(violationKey{v.Kind, "", ReasonOmitted}, Violation{Kind: v.Kind, Reason: ReasonOmitted}, 1)
+		l.log.Overflow(violationKey{v.Kind, "", ReasonOmitted, ""}, Violation{Kind: v.Kind, Reason: ReasonOmitted}, 1)
 	}
 	l.mu.Unlock()
 	if isNew && kept && l.live.Load() {
@@ -286,14 +310,21 @@ func truncate(p string) string {
 	return p[:maxReportedPath] + "…"
 }
 
-// listen puts the notify filter on the calling thread, on top of the
-// policy's, and starts answering it. Reporting is no protection: where the
-// kernel cannot stop calls in a listener, the command runs unwatched and
-// the report stays empty.
+// listen puts the seccomp policy on the calling thread as a watch (see
+// seccomp.Watch): one filter that refuses what the policy refuses, through
+// a listener that reports it, and stops the write calls in the same
+// listener. It returns nil when it loaded nothing: the caller then loads
+// the policy as it is, and the command runs unwatched with an empty
+// report (reporting is no protection), as where the kernel cannot stop
+// calls in a listener or the thread's chain has a listener already.
 //
-// Preconditions: must be called with the OS thread locked, after confine.
-func listen(s *setup, planted *guard.Session) *listener {
-	prog, err := seccomp.NotifyProgram()
+// Preconditions: must be called with the OS thread locked, by confine.
+func listen(s *setup, planted *guard.Session, policy []byte) *listener {
+	w, err := seccomp.NewWatch(policy)
+	if err != nil {
+		return nil
+	}
+	prog, err := w.Program()
 	if err != nil {
 		return nil
 	}
@@ -311,7 +342,7 @@ func listen(s *setup, planted *guard.Session) *listener {
 	} else {
 		j.protected = planted.ReadOnly()
 	}
-	l := newListener(fd, j)
+	l := newListener(fd, w, j)
 	go l.run()
 	return l
 }

@@ -54,7 +54,7 @@ func TestVerdict(t *testing.T) {
 // A command naming a new path each time fills the log only up to its
 // bound; the rest is one count.
 func TestListenerLogBounded(t *testing.T) {
-	l := newListener(-1, judge{})
+	l := newListener(-1, nil, judge{})
 	for i := range 10 * maxViolations {
 		l.record(Violation{Kind: KindWrite, Path: fmt.Sprintf("/etc/f%d", i), Reason: ReasonOutside})
 	}

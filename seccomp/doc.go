@@ -42,10 +42,15 @@
 // [NotifyProgram] is a second, small program, built in Go from the table of
 // write-intent calls ([WriteCalls]) rather than generated: it refuses
 // nothing, and stops those calls (opens only when their flags ask to
-// write) in a listener ([LoadListener]) that answers with [Continue]. Loaded
-// on top of the policy's filter, it never weakens it: the kernel takes the
-// strictest answer of all filters, and a refusal outranks a notification.
-// The sandbox's init uses it to report what the command tried to write.
+// write) in a listener ([LoadListener]) that answers with [Continue].
+//
+// A [Watch] joins a policy's program and NotifyProgram into the one filter
+// a listener is given, since a thread's chain may have only one filter
+// with a listener and a refusal outranks a notification across filters:
+// the policy's refusals (but ENOSYS) stop in the listener, which answers
+// each with the policy's errno ([Watch.Refuses], [Fail]), and fail with
+// ENOSYS should the listener be gone. The sandbox's init uses it to report
+// what the command tried to write and which calls the policy refused.
 //
 // # Limitations
 //

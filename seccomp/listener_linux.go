@@ -3,6 +3,7 @@ package seccomp
 import (
 	"bytes"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +16,8 @@ type Notification struct {
 	ID   uint64
 	Pid  int // the thread, in the listener's PID namespace
 	Nr   uint32
+	Arch uint32 // the call's audit architecture
+	IP   uint64 // the instruction pointer at the call
 	Args [6]uint64
 }
 
@@ -29,7 +32,7 @@ func Receive(fd int) (Notification, error) {
 		if err != nil {
 			return Notification{}, os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_RECV)", err)
 		}
-		return Notification{ID: n.id, Pid: int(n.pid), Nr: uint32(n.nr), Args: n.args}, nil
+		return Notification{ID: n.id, Pid: int(n.pid), Nr: uint32(n.nr), Arch: n.arch, IP: n.ip, Args: n.args}, nil
 	}
 }
 
@@ -38,6 +41,17 @@ func Receive(fd int) (Notification, error) {
 // or was interrupted meanwhile is no error.
 func Continue(fd int, id uint64) error {
 	r := notifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	err := sendResp(fd, &r)
+	if err != nil && err != unix.ENOENT {
+		return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err)
+	}
+	return nil
+}
+
+// Fail answers the stopped call: it fails with errno and is not made. A
+// call whose thread died or was interrupted meanwhile is no error.
+func Fail(fd int, id uint64, errno syscall.Errno) error {
+	r := notifResp{id: id, error: -int32(errno)}
 	err := sendResp(fd, &r)
 	if err != nil && err != unix.ENOENT {
 		return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err)

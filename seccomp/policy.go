@@ -279,3 +279,39 @@ func concat(parts ...[]Rule) []Rule {
 	}
 	return out
 }
+
+// Why is the reason the policy gives for refusing the call name with
+// errno, whatever the options: "" when no rule does, or when rules with
+// different reasons do (socket's EPERM: a unix socket, or any network
+// without one).
+func Why(name string, errno syscall.Errno) string {
+	why := ""
+	for _, o := range allOptions() {
+		for _, r := range Policy(o) {
+			if r.Syscall != name || r.Errno != errno {
+				continue
+			}
+			if why != "" && why != r.Reason {
+				return ""
+			}
+			why = r.Reason
+		}
+	}
+	return why
+}
+
+// allOptions lists every Options that makes a policy of its own: the
+// programs prebuilt/ holds.
+func allOptions() []Options {
+	var all []Options
+	for _, ptrace := range []bool{false, true} {
+		for _, unixSockets := range []bool{false, true} {
+			for _, denyInet := range []bool{false, true} {
+				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
+			}
+			// TCPOnly means nothing beside DenyInet: one program more.
+			all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, TCPOnly: true})
+		}
+	}
+	return all
+}

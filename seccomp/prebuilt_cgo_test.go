@@ -130,18 +130,3 @@ func TestAllOptions(t *testing.T) {
 	}
 	assert.Len(t, names, 12)
 }
-
-// allOptions lists every Options, the programs prebuilt/ holds.
-func allOptions() []Options {
-	var all []Options
-	for _, ptrace := range []bool{false, true} {
-		for _, unixSockets := range []bool{false, true} {
-			for _, denyInet := range []bool{false, true} {
-				all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, DenyInet: denyInet})
-			}
-			// TCPOnly means nothing beside DenyInet: one program more.
-			all = append(all, Options{AllowPtrace: ptrace, AllowUnixSockets: unixSockets, TCPOnly: true})
-		}
-	}
-	return all
-}

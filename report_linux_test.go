@@ -1,0 +1,28 @@
+package corral
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/corralhq/corral/nsjail"
+)
+
+// A call the filter refused is named with its errno, and with the
+// policy's reason when one rule gives it.
+func TestFilterViolation(t *testing.T) {
+	var s spec
+	cases := []struct {
+		call, errno, rule string
+	}{
+		{"mount", "EPERM", "system call filter, EPERM: attaches filesystems, which could cover or reveal any path"},
+		{"socket", "EPERM", "system call filter, EPERM"}, // a unix socket, or any network without one
+		{"read", "EPERM", "system call filter, EPERM"},
+	}
+	for _, c := range cases {
+		v := s.violation(nsjail.Violation{Kind: nsjail.KindSyscall, Path: c.call, Reason: nsjail.ReasonFilter, Match: c.errno, Process: "sh", Count: 2})
+		assert.Equal(t, Violation{Kind: ViolationSyscall, Target: c.call, Rule: c.rule, Process: "sh", Count: 2}, v, c.call)
+	}
+	assert.Equal(t, "refused 2 system calls (system call filter, EPERM), e.g. read",
+		Summary([]Violation{{Kind: ViolationSyscall, Target: "read", Rule: "system call filter, EPERM", Count: 2}}))
+}
