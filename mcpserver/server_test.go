@@ -42,6 +42,8 @@ func newHost(t *testing.T, changeset bool) *host {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(h.ws, "hello.txt"), []byte("hello\nworld\nworld\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.ws, ".vscode"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(h.ws, ".vscode", "settings.json"), []byte("{}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(h.secrets, "token"), []byte("hidden token\n"), 0o644))
 	cfg := corral.Config{
 		Workspace: h.ws,
@@ -224,7 +226,9 @@ func TestFileTools(t *testing.T) {
 		{"edit no match", "edit_file", map[string]any{"path": "hello.txt", "old_string": "moon", "new_string": "x"}, true, "old_string was not found"},
 		{"edit several", "edit_file", map[string]any{"path": "hello.txt", "old_string": "world", "new_string": "x"}, true, "occurs 2 times"},
 		{"edit missing", "edit_file", map[string]any{"path": "nope.txt", "old_string": "a", "new_string": "b"}, true, "does not exist"},
-		{"list", "list_files", map[string]any{}, false, "hello.txt (18 bytes)\nsub/\n"},
+		{"write protected", "write_file", map[string]any{"path": ".vscode/settings.json", "content": "{\"x\": 1}"}, true, "Read-only file system"},
+		{"edit protected", "edit_file", map[string]any{"path": ".vscode/settings.json", "old_string": "{}", "new_string": "{\"x\": 1}"}, true, "Read-only file system"},
+		{"list", "list_files", map[string]any{}, false, ".vscode/\nhello.txt (18 bytes)\nsub/\n"},
 		{"list sub", "list_files", map[string]any{"path": "sub"}, false, "new/\n"},
 		{"list file", "list_files", map[string]any{"path": "hello.txt"}, true, "not a directory"},
 	}
@@ -238,6 +242,25 @@ func TestFileTools(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(h.ws, "hello.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello\nworld\nworld\n", string(data), "failed edits change nothing")
+	data, err = os.ReadFile(filepath.Join(h.ws, ".vscode", "settings.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(data), "the protected file is unchanged")
+	// Control: the host can write the same file, so the refusal was the
+	// sandbox's.
+	require.NoError(t, os.WriteFile(filepath.Join(h.ws, ".vscode", "settings.json"), []byte("{\"x\": 1}"), 0o644))
+}
+
+// TestChangesFailure: a changeset directory that is not one is an error
+// result naming it.
+func TestChangesFailure(t *testing.T) {
+	h := newHost(t, false)
+	bogus := filepath.Join(h.base, "not-a-changeset")
+	require.NoError(t, os.WriteFile(bogus, []byte("x"), 0o644))
+	_, cs := newServer(t, h, Options{Changeset: bogus})
+	got, isErr := call(t, cs, "changes", map[string]any{"diff": true})
+	assert.True(t, isErr, got)
+	assert.Contains(t, got, "Error: ")
+	assert.Contains(t, got, bogus)
 }
 
 func TestChanges(t *testing.T) {
