@@ -10,8 +10,11 @@ all: build
 # The binary is pure Go: the seccomp filters come generated ahead (see
 # seccomp/doc.go), and a process without libc starts faster, which every
 # sandbox's init and every `corral run` pays.
+# corral-init beside corral is the small binary its sandboxes run their
+# init from (see cmd/corral-init).
 build:
 	CGO_ENABLED=0 $(GO) build -o $(CORRAL) ./cmd/corral
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
 
 demo: build
 	@scripts/demo.sh $(CORRAL)

@@ -178,7 +178,8 @@ type Config struct {
 	// sandbox DirectSpawn builds ahead is kept until taken or Close.)
 	IdleTimeout time.Duration
 	// Helper is the absolute path of a binary to run the sandboxes' init
-	// from instead of the caller's own: any corral CLI binary of the same
+	// from instead of the caller's own: corral-init (the small dedicated
+	// one, built from cmd/corral-init), any corral CLI binary of the same
 	// version, or another program whose main calls Init first. A caller
 	// whose package initialisation is heavy (large SDKs, protobuf
 	// registries) pays that initialisation for every sandbox and holds its
@@ -188,9 +189,9 @@ type Config struct {
 	// opened once, by New, and that open file is what runs: a file renamed
 	// over the path later is not used. It may not lie inside the workspace
 	// or a writable path, where a command could change it. A helper built
-	// from another version of corral is a SetupError of LayerInit, found by
-	// New. Linux only (ignored on macOS); not with DirectSpawn, which clones
-	// from the caller itself (CORRAL_HELPER is then ignored).
+	// from another version of corral is a SetupError of LayerInit: found by
+	// New, or with DirectSpawn (each init then runs the helper, cloned from
+	// the caller) by the first command. Linux only (ignored on macOS).
 	Helper string
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.

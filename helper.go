@@ -17,16 +17,10 @@ const HelperEnv = "CORRAL_HELPER"
 func (s *spec) resolveHelper(c Config) error {
 	field, path := "Helper", c.Helper
 	if path == "" {
-		if c.DirectSpawn {
-			return nil // the caller's own binary clones: nothing to run
-		}
 		field, path = HelperEnv, os.Getenv(HelperEnv)
 	}
 	if path == "" || s.Mode == ModeDisabled {
 		return nil
-	}
-	if c.DirectSpawn {
-		return &ConfigError{Field: field, Value: path, Reason: "DirectSpawn clones sandboxes from this process itself, not from a helper"}
 	}
 	if !filepath.IsAbs(path) {
 		return &ConfigError{Field: field, Value: path, Reason: "want an absolute path"}

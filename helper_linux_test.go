@@ -38,9 +38,18 @@ func copyOfSelf(t *testing.T) string {
 
 func TestHelperRunsTheInits(t *testing.T) {
 	helper := copyOfSelf(t)
-	for _, viaEnv := range []bool{false, true} {
-		t.Run(map[bool]string{false: "Config.Helper", true: corral.HelperEnv}[viaEnv], func(t *testing.T) {
-			cfg := corral.Config{Workspace: t.TempDir(), Helper: helper}
+	for _, tc := range []struct {
+		name           string
+		viaEnv, direct bool
+	}{
+		{"Config.Helper", false, false},
+		{corral.HelperEnv, true, false},
+		{"Config.Helper, DirectSpawn", false, true},
+		{corral.HelperEnv + ", DirectSpawn", true, true},
+	} {
+		viaEnv := tc.viaEnv
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := corral.Config{Workspace: t.TempDir(), Helper: helper, DirectSpawn: tc.direct}
 			if viaEnv {
 				cfg.Helper = ""
 				t.Setenv(corral.HelperEnv, helper)
@@ -69,13 +78,23 @@ func TestHelperRunsTheInits(t *testing.T) {
 }
 
 func TestHelperOfAnotherKindIsASetupError(t *testing.T) {
-	cfg := corral.Config{Workspace: t.TempDir(), Helper: "/usr/bin/env"}
-	sandboxtest.Require(t, cfg)
-	_, err := corral.New(cfg)
-	var se *corral.SetupError
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, corral.LayerInit, se.Layer)
-	assert.Contains(t, err.Error(), "not a corral binary")
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "spawner", true: "DirectSpawn"}[direct], func(t *testing.T) {
+			cfg := corral.Config{Workspace: t.TempDir(), Helper: "/usr/bin/env", DirectSpawn: direct}
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			if direct {
+				// Found by the first command, whose init says no hello.
+				require.NoError(t, err)
+				defer sb.Close()
+				err = sb.Command(context.Background(), "/bin/true").Run()
+			}
+			var se *corral.SetupError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, corral.LayerInit, se.Layer)
+			assert.Contains(t, err.Error(), "not a corral binary")
+		})
+	}
 }
 
 // A Sandbox left unused past its idle timeout keeps no inits; its next

@@ -34,7 +34,7 @@ func TestResolveHelperErrors(t *testing.T) {
 		{"in the workspace", Config{Helper: inWs}, "", "inside the writable path"},
 		{"a link into the workspace", Config{Helper: link}, "", "inside the writable path"},
 		{"in a writable path", Config{Helper: inOther, WritablePaths: []string{other}}, "", "inside the writable path"},
-		{"with DirectSpawn", Config{Helper: inOther, DirectSpawn: true}, "", "DirectSpawn clones sandboxes from this process"},
+		{"in the workspace, with DirectSpawn", Config{Helper: inWs, DirectSpawn: true}, "", "inside the writable path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(HelperEnv, tc.env)
@@ -63,7 +63,8 @@ func TestResolveHelper(t *testing.T) {
 		{"the field", Config{Helper: helper}, "", real},
 		{"the environment", Config{}, helper, real},
 		{"the field wins", Config{Helper: helper}, "/nonexistent", real},
-		{"DirectSpawn ignores the environment", Config{DirectSpawn: true}, helper, ""},
+		{"DirectSpawn, the field", Config{DirectSpawn: true, Helper: helper}, "", real},
+		{"DirectSpawn, the environment", Config{DirectSpawn: true}, helper, real},
 		{"disabled ignores it", Config{Mode: ModeDisabled}, "relative", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/corralhq/corral/reexec"
 )
 
 // initCaps are the capabilities the init keeps across its exec, in its own
@@ -36,14 +34,15 @@ const sandboxNS = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | ke
 // cloneInit starts a fresh init in new user, mount, PID, IPC, UTS and
 // cgroup namespaces (and a network namespace when netNone) and returns the
 // caller's end of its socket. The init runs as the caller's own uid and
-// gid, mapped 1:1 (see idMappings for root).
-func cloneInit(netNone bool) (*os.File, int, error) {
+// gid, mapped 1:1 (see idMappings for root). It runs the helper's binary,
+// or with a nil helper the caller's own.
+func cloneInit(helper *Helper, netNone bool) (*os.File, int, error) {
 	flags := uintptr(sandboxNS)
 	if netNone {
 		flags |= unix.CLONE_NEWNET
 	}
 	uid, gid := os.Getuid(), os.Getgid()
-	return startInit(&syscall.SysProcAttr{
+	return startInit(helper, &syscall.SysProcAttr{
 		Cloneflags:  flags,
 		UidMappings: uidMappings(os.Geteuid(), uid),
 		GidMappings: gidMappings(os.Geteuid(), gid),
@@ -56,11 +55,11 @@ func cloneInit(netNone bool) (*os.File, int, error) {
 // startBareInit starts an init without namespaces. It has no pdeathsig: when
 // the caller dies, its socket closes and the init kills what it started
 // before exiting, which a signal would not let it do.
-func startBareInit() (*os.File, int, error) {
-	return startInit(&syscall.SysProcAttr{Setsid: true})
+func startBareInit(helper *Helper) (*os.File, int, error) {
+	return startInit(helper, &syscall.SysProcAttr{Setsid: true})
 }
 
-func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
+func startInit(helper *Helper, attr *syscall.SysProcAttr) (*os.File, int, error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
 		return nil, 0, err
@@ -77,14 +76,15 @@ func startInit(attr *syscall.SysProcAttr) (*os.File, int, error) {
 		return nil, 0, err
 	}
 	defer devNull.Close()
-	pid, err := syscall.ForkExec(reexec.Self, []string{reexec.Self, initName}, &syscall.ProcAttr{
+	exe := helper.initExe()
+	pid, err := syscall.ForkExec(exe, []string{helper.name(), initName}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{devNull.Fd(), devNull.Fd(), os.Stderr.Fd(), theirs.Fd()},
 		Sys:   attr,
 	})
 	if err != nil {
 		ours.Close()
-		return nil, 0, &os.PathError{Op: "fork/exec", Path: reexec.Self, Err: err}
+		return nil, 0, &os.PathError{Op: "fork/exec", Path: exe, Err: err}
 	}
 	if registerInits {
 		initExitChan(pid) // before its status can arrive
@@ -161,17 +161,21 @@ func lostInitExits() {
 	})
 }
 
-// directCloner clones inits from the calling process.
-type directCloner struct{}
+// directCloner clones inits from the calling process, running the
+// helper's binary when one is set, else the caller's own.
+type directCloner struct{ helper *Helper }
 
-func (directCloner) clone(netNone bool) (*conn, int, error) {
-	return connect(cloneInit(netNone))
+func (d directCloner) clone(netNone bool) (*conn, int, error) {
+	return connect(cloneInit(d.helper, netNone))
 }
 
-// bareCloner starts inits without namespaces from the calling process.
-type bareCloner struct{}
+// bareCloner starts inits without namespaces from the calling process,
+// running the helper's binary when one is set.
+type bareCloner struct{ helper *Helper }
 
-func (bareCloner) clone(bool) (*conn, int, error) { return connect(startBareInit()) }
+func (b bareCloner) clone(bool) (*conn, int, error) {
+	return connect(startBareInit(b.helper))
+}
 
 func connect(f *os.File, pid int, err error) (*conn, int, error) {
 	if err != nil {

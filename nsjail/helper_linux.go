@@ -103,6 +103,24 @@ func (h *Helper) Path() string { return h.path }
 // exe is what a child executes: the pinned file.
 func (h *Helper) exe() string { return fdPath(h.fd) }
 
+// initExe is the binary an init started from this process runs: the
+// helper's pinned file, or without a helper the caller's own binary.
+func (h *Helper) initExe() string {
+	if h == nil {
+		return reexec.Self
+	}
+	return h.exe()
+}
+
+// name is how errors name the binary inits run: the helper's path, or
+// the caller's own binary.
+func (h *Helper) name() string {
+	if h == nil {
+		return selfName
+	}
+	return h.path
+}
+
 func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 func helperError(path string, err error) error {
@@ -127,20 +145,25 @@ var helloTimeout = 10 * time.Second
 // of a mismatched helper.
 var protocolOverride string
 
-var protocolOnce = sync.OnceValue(func() string {
-	return "corral-init/1 " + typesDigest(
-		hello{}, spawnReq{}, spawnResp{}, setup{}, execReq{}, control{}, reply{},
-	)
-})
+//go:generate go test -run TestProtocolDigestIsCurrent -update .
+
+// protocolTypes are the messages the protocol digest covers.
+func protocolTypes() []any {
+	return []any{hello{}, spawnReq{}, spawnResp{}, setup{}, execReq{}, control{}, reply{}}
+}
 
 // protocol names the messages this binary exchanges with its spawner and
-// inits: a digest of their types, field by field, so that a field added on
-// either side changes it without anyone remembering to.
+// inits: a digest of their types, field by field (typesDigest of
+// protocolTypes), so that a field added on either side changes it
+// without anyone remembering to. The digest is computed ahead, by go
+// generate, into protocolDigest: every init says hello, and hashing the
+// types by reflection would cost each one a few hundred microseconds of
+// start-up. TestProtocolDigestIsCurrent fails while it is stale.
 func protocol() string {
 	if protocolOverride != "" {
 		return protocolOverride
 	}
-	return protocolOnce()
+	return "corral-init/1 " + protocolDigest
 }
 
 // typesDigest hashes the exported shape of the values' types.
@@ -182,8 +205,8 @@ func writeType(w interface{ Write([]byte) (int, error) }, t reflect.Type, seen m
 // sayHello sends the spawner's hello.
 func sayHello(c *conn) error { return send(c, hello{Protocol: protocol()}) }
 
-// awaitHello reads a new spawner's hello and checks its protocol. what
-// names the binary for the error.
+// awaitHello reads the hello of a new spawner, or of an init started from
+// a helper, and checks its protocol. what names the binary for the error.
 func awaitHello(c *conn, what string) error {
 	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
 	deadline := time.Now().Add(helloTimeout)
@@ -202,7 +225,7 @@ func awaitHello(c *conn, what string) error {
 	}
 	var h hello
 	if _, err := recv(c, &h); err != nil || h.Protocol == "" {
-		return helperError(what, errors.New("not a corral binary: it did not start corral's spawner (its main must call corral.Init first)"))
+		return helperError(what, errors.New("not a corral binary: it exited without answering as corral's init (its main must call corral.Init first)"))
 	}
 	if h.Protocol != protocol() {
 		return helperError(what, fmt.Errorf("speaks protocol %q, this program %q: use a corral binary built from the same version", h.Protocol, protocol()))

@@ -1,6 +1,7 @@
 package nsjail
 
 import (
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestHelperRunsTheSpawnerAndInits(t *testing.T) {
 			path := helperCopy(t, "corral-helper")
 			h, err := OpenHelper(path)
 			require.NoError(t, err)
-			o := Options{Helper: h, Direct: true, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
+			o := Options{Helper: h, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
 			if bare {
 				o.Landlock = &Landlock{ABI: 1}
 			}
@@ -55,21 +56,64 @@ func TestHelperRunsTheSpawnerAndInits(t *testing.T) {
 			_, out := run(t, j, "/bin/echo", "ran")
 			assert.Equal(t, "ran\n", out)
 			sp := sharedSpawner(h)
-			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(sp.pid), "exe"))
-			require.NoError(t, err)
-			assert.Equal(t, path, exe, "the spawner runs the helper, not this binary")
+			assert.Equal(t, path, exeOf(t, sp.pid), "the spawner runs the helper, not this binary")
 			// Renaming another file over the path changes nothing: the
 			// spawner is started from the file opened first.
-			require.NoError(t, os.WriteFile(path+".new", []byte("#!/bin/sh\nexit 0\n"), 0o755))
-			require.NoError(t, os.Rename(path+".new", path))
+			replace(t, path)
 			killSpawner(t, sp)
 			_, out = run(t, j, "/bin/echo", "again")
 			assert.Equal(t, "again\n", out)
-			exe, err = os.Readlink(filepath.Join("/proc", strconv.Itoa(sharedSpawner(h).pid), "exe"))
-			require.NoError(t, err)
-			assert.Equal(t, path+" (deleted)", exe)
+			assert.Equal(t, path+" (deleted)", exeOf(t, sharedSpawner(h).pid))
 		})
 	}
+}
+
+// With Direct, each init is cloned from this process and runs the helper:
+// no spawner is started.
+func TestHelperDirect(t *testing.T) {
+	requireClone(t)
+	for _, bare := range []bool{false, true} {
+		t.Run(map[bool]string{false: "namespaces", true: "bare"}[bare], func(t *testing.T) {
+			path := helperCopy(t, "corral-helper")
+			h, err := OpenHelper(path)
+			require.NoError(t, err)
+			o := Options{Helper: h, Direct: true, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
+			if bare {
+				o.Landlock = &Landlock{ABI: 1}
+			}
+			j := newJail(t, o)
+			sharedMu.Lock()
+			assert.Nil(t, shared[h], "no spawner for a direct caller")
+			sharedMu.Unlock()
+			p, _, err := start(t, j, "/bin/sleep", "60")
+			require.NoError(t, err)
+			assert.Equal(t, path, exeOf(t, p.Pid()), "the init runs the helper, not this binary")
+			// Renaming another file over the path changes nothing: every
+			// init runs the file opened first.
+			replace(t, path)
+			p.Kill()
+			p.Wait()
+			p, _, err = start(t, j, "/bin/sleep", "60")
+			require.NoError(t, err)
+			assert.Equal(t, path+" (deleted)", exeOf(t, p.Pid()))
+			p.Kill()
+			p.Wait()
+		})
+	}
+}
+
+func exeOf(t *testing.T, pid int) string {
+	t.Helper()
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	require.NoError(t, err)
+	return exe
+}
+
+// replace renames a script over path.
+func replace(t *testing.T, path string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path+".new", []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	require.NoError(t, os.Rename(path+".new", path))
 }
 
 func killSpawner(t *testing.T, sp *spawner) {
@@ -97,19 +141,29 @@ func TestHelperThatCannotServe(t *testing.T) {
 		{"not corral, silent", helperCopy(t, "corral"+silentSuffix), "no answer"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, err := OpenHelper(tt.path)
-			if err == nil {
-				_, err = New(Options{Workspace: t.TempDir(), Helper: h})
-			}
-			var e *Error
-			require.ErrorAs(t, err, &e)
-			assert.Equal(t, LayerInit, e.Layer)
-			real, rerr := filepath.EvalSymlinks(tt.path)
-			require.NoError(t, rerr)
-			assert.Equal(t, real, e.Path)
-			assert.Contains(t, err.Error(), tt.want)
-		})
+		for _, direct := range []bool{false, true} {
+			t.Run(tt.name+map[bool]string{false: "", true: " direct"}[direct], func(t *testing.T) {
+				h, err := OpenHelper(tt.path)
+				if err == nil {
+					// A spawner says hello when New starts it; a direct
+					// caller's init, at the first command.
+					var j *Jail
+					j, err = New(Options{Workspace: t.TempDir(), Helper: h, Direct: direct})
+					if err == nil {
+						t.Cleanup(func() { j.Close() })
+						require.True(t, direct, "New checks the spawner")
+						_, _, err = start(t, j, "/bin/true")
+					}
+				}
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, LayerInit, e.Layer)
+				real, rerr := filepath.EvalSymlinks(tt.path)
+				require.NoError(t, rerr)
+				assert.Equal(t, real, e.Path)
+				assert.Contains(t, err.Error(), tt.want)
+			})
+		}
 	}
 }
 
@@ -137,6 +191,22 @@ func TestOpenHelperRefuses(t *testing.T) {
 			assert.Contains(t, err.Error(), "init helper")
 		})
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite protocol_digest_linux.go")
+
+// The protocol digest computed ahead is the one of the message types as
+// they are now; -update rewrites it (go generate ./nsjail).
+func TestProtocolDigestIsCurrent(t *testing.T) {
+	want := typesDigest(protocolTypes()...)
+	if *update {
+		src := "// Code generated by go generate (TestProtocolDigestIsCurrent -update); DO NOT EDIT.\n\n" +
+			"package nsjail\n\n// protocolDigest is typesDigest(protocolTypes()...).\n" +
+			"const protocolDigest = \"" + want + "\"\n"
+		require.NoError(t, os.WriteFile("protocol_digest_linux.go", []byte(src), 0o644))
+		return
+	}
+	assert.Equal(t, want, protocolDigest, "a message type changed: run go generate ./nsjail")
 }
 
 func TestProtocolNamesEveryField(t *testing.T) {

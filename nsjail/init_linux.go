@@ -87,6 +87,14 @@ func runInit() int {
 	closeInherited()
 	var s setup
 	if err == nil {
+		// The hello first: a caller that started this binary as a helper
+		// learns from it that the binary is corral's and speaks its
+		// protocol, before it trusts any reply.
+		if err = sayHello(conn); errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+			return 125 // the caller went away: no news
+		}
+	}
+	if err == nil {
 		_, err = recv(conn, &s)
 	}
 	if err != nil {

@@ -78,9 +78,11 @@ type Options struct {
 	// with the Limits a cgroup enforces, its init moved in before it
 	// builds anything.
 	Cgroup *limits.Hierarchy
-	// Helper, when set, is the binary the spawner and the inits run
-	// instead of the caller's own (see OpenHelper). Direct is then ignored:
-	// inits are started through the helper's spawner, on every rung.
+	// Helper, when set, is the binary the inits run instead of the
+	// caller's own (see OpenHelper): started through the helper's
+	// spawner, or with Direct cloned from this process running the
+	// helper, each init then proving with its hello that the binary is
+	// corral's and speaks this protocol.
 	Helper *Helper
 }
 
@@ -107,6 +109,7 @@ type Jail struct {
 	tempBase string
 	cgroup   *limits.Hierarchy
 	limits   limits.Set
+	helper   *Helper // inits cloned directly run it: each hello is checked
 }
 
 // cloner produces fresh inits: a connection to one and its host pid.
@@ -140,12 +143,18 @@ func New(o Options) (*Jail, error) {
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	nameSeccomp(&j.setup)
 	switch {
+	case o.Helper != nil && o.Direct:
+		// Each init checks itself with its hello.
+		j.helper = o.Helper
+		j.cloner = directCloner{helper: o.Helper}
+		if o.Bare {
+			j.cloner = bareCloner{helper: o.Helper}
+		}
 	case o.Helper != nil:
 		if err := checkHelper(o.Helper); err != nil {
 			return nil, err
 		}
 		j.cloner = spawnerCloner{helper: o.Helper, bare: o.Bare}
-		o.Direct = false
 	case o.Bare:
 		j.cloner = bareCloner{} // no namespace flags: a cheap vfork from any heap
 	case o.Direct:
@@ -160,8 +169,12 @@ func New(o Options) (*Jail, error) {
 	if len(o.Overlays) > 0 || len(o.Layered) > 0 {
 		ahead = 0
 	}
-	// A direct caller is short-lived: only its first sandbox is built ahead.
+	// A direct caller is short-lived: only its first sandbox is built ahead,
+	// and the os package's once-per-process check of pidfds (a fork, which
+	// OSProcess would pay in Start) is done now, beside the first init's
+	// start-up.
 	if o.Direct {
+		go warmPidfd()
 		if ahead > 0 {
 			j.first = startFirst(j.build)
 		}
@@ -320,7 +333,7 @@ func (j *Jail) build() (*Process, error) {
 			return nil, &Error{Layer: LayerLimits, Path: j.cgroup.Dir, Err: err}
 		}
 	}
-	files, err := p.call(&s, nil, func(r *reply) bool { p.sources = r.Sources; return r.Ready })
+	files, err := p.setUp(&s, j.helper)
 	p.listeners = files
 	if err == nil && s.NetProxy && len(files) != 2 {
 		err = &Error{Layer: LayerNetNS, Err: fmt.Errorf("the init sent %d proxy listeners, want 2", len(files))}
@@ -422,6 +435,36 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) ([]*os.F
 	if err := send(p.conn, msg, files...); err != nil {
 		return nil, &Error{Layer: LayerInit, Err: err}
 	}
+	return p.answer(ok)
+}
+
+// setUp sends a new init its setup and returns the listeners of its
+// ready reply. The init's hello comes first: from a helper started
+// directly, the one point where this process learns that the binary it
+// ran is corral's, of the same protocol, it is awaited for a bounded time
+// and checked; from the caller's own binary or a spawner that answered
+// already, it is only read. The setup is sent before that wait, so the
+// init finds it as soon as it can read.
+func (p *Process) setUp(s *setup, helper *Helper) ([]*os.File, error) {
+	if err := send(p.conn, s); err != nil {
+		return nil, &Error{Layer: LayerInit, Err: err}
+	}
+	if helper != nil {
+		if err := awaitHello(p.conn, helper.path); err != nil {
+			return nil, err
+		}
+	} else if _, err := recv(p.conn, &hello{}); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("sandbox init exited during setup")
+		}
+		return nil, &Error{Layer: LayerInit, Err: err}
+	}
+	return p.answer(func(r *reply) bool { p.sources = r.Sources; return r.Ready })
+}
+
+// answer reads the init's reply, which ok accepts, and the files it
+// carries.
+func (p *Process) answer(ok func(*reply) bool) ([]*os.File, error) {
 	var r reply
 	got, err := recv(p.conn, &r)
 	if err != nil {
@@ -439,6 +482,13 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) ([]*os.F
 		return nil, &Error{Layer: LayerInit, Err: fmt.Errorf("unexpected reply %+v", r)}
 	}
 	return got, nil
+}
+
+// warmPidfd makes the os package run its check of pidfd support.
+func warmPidfd() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
 }
 
 // Pid is the host pid of the sandbox's init.

@@ -99,9 +99,9 @@ func spawnerMain([]string) int {
 // spawnerStart starts the init a request asks for.
 func spawnerStart(req spawnReq) (*os.File, int, error) {
 	if req.Bare {
-		return startBareInit()
+		return startBareInit(nil)
 	}
-	return cloneInit(req.NetNone)
+	return cloneInit(nil, req.NetNone)
 }
 
 // spawnerCloner clones inits through the process's shared spawner of the

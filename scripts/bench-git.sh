@@ -20,6 +20,10 @@ dir=$(mktemp -d /tmp/corral-bench-git.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 cp "$corral" "$dir/corral"
+# corral-init beside corral: the small binary its sandboxes run their init
+# from (make build builds both).
+init_helper=$(dirname "$corral")/corral-init
+if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
 ws=$dir/ws
 # HOME lies beside the workspace: corral refuses a workspace that is the
 # home or holds it.

@@ -18,6 +18,10 @@ dir=$(mktemp -d /tmp/corral-bench-report.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 cp "$corral" "$dir/corral"
+# corral-init beside corral: the small binary its sandboxes run their init
+# from (make build builds both).
+init_helper=$(dirname "$corral")/corral-init
+if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
 ws=$dir/ws
 mkdir "$ws" "$dir/home" "$dir/src"
 for i in $(seq 10000); do echo x >"$dir/src/f$i"; done

@@ -30,6 +30,10 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$dir"
 cp "$corral" "$dir/corral"
+# corral-init beside corral: the small binary its sandboxes run their init
+# from (make build builds both).
+init_helper=$(dirname "$corral")/corral-init
+if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
 chmod 755 "$dir/corral"
 ws=$dir/ws
 mkdir "$ws" "$dir/www" "$dir/home"

@@ -32,11 +32,18 @@ dir=$(mktemp -d /tmp/corral-bench.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 cp "$corral" "$dir/corral"
+# corral-init beside corral: the small binary its sandboxes run their init
+# from (make build builds both).
+init_helper=$(dirname "$corral")/corral-init
+if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
 chmod 755 "$dir/corral"
 cp "$heavy" "$dir/heavy-caller"
 chmod 755 "$dir/heavy-caller"
 ws=$dir/ws
 mkdir "$ws"
+# The binary the sandboxes' inits run from: corral-init when built.
+init_bin=$dir/corral
+if [ -x "$dir/corral-init" ]; then chmod 755 "$dir/corral-init"; init_bin=$dir/corral-init; fi
 
 # as_user runs a command as the measuring user, with TMPDIR in the
 # workspace it owns and HOME beside it (corral refuses a workspace that is
@@ -107,7 +114,7 @@ mounts_bench() {
 }
 
 started=$(date +%s)
-echo "corral bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d" " -f1 /proc/loadavg), Linux $(uname -r), as $user"
+echo "corral bench: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d" " -f1 /proc/loadavg), Linux $(uname -r), as $user, inits from $(basename "$init_bin")"
 echo
 
 # timed CSV HYPERFINE-ARGS... times whole commands as the user (20 warm-up
@@ -144,7 +151,7 @@ echo
 # CLI's; bwrap with only the user and mount namespaces it always creates is
 # a small C program entering namespaces and execing a command.
 timed floors.csv -i \
-  -n init "$dir/corral __sandbox-init" \
+  -n init "$init_bin __sandbox-init" \
   -n cli "$dir/corral version" \
   -n bwrap-min "$bwrap --bind / / /bin/true" \
   -n bare /bin/true
@@ -209,7 +216,7 @@ echo
 # binary and from the corral binary as helper. Without the helper each init
 # pays the caller's start-up, so it is run a quarter as often.
 heavy_bench heavy-self -runs "$(((runs + 3) / 4))"
-heavy_bench heavy-helper -runs "$runs" -helper "$dir/corral"
+heavy_bench heavy-helper -runs "$runs" -helper "$init_bin"
 hh_p50=$(json_field "$dir/heavy-helper.json" p50_us)
 hh_exact=$(json_field "$dir/heavy-helper.json" ratio_p50) hh_ratio=$(calc "$hh_exact")
 hl_exact=$(exact "$hh_p50 / $p50") hl_ratio=$(calc "$hh_p50 / $p50")
@@ -218,7 +225,7 @@ echo "heavy caller (64 MiB, 30 ms CPU of package init; corral bench's phases), p
 for kind in self helper; do
   f=$dir/heavy-$kind.json
   printf '  %-28s %9s  bwrap %6s  %sx bwrap  %s spawns/s (bwrap %s)  idle RSS %s KiB, %s private\n' \
-    "inits from $( [ $kind = self ] && echo "its own binary" || echo "the corral binary")" \
+    "inits from $( [ $kind = self ] && echo "its own binary" || basename "$init_bin")" \
     "$(json_field "$f" p50_us)" "$(json_field "$f" bwrap_p50_us)" "$(calc "$(json_field "$f" ratio_p50)")" \
     "$(json_field "$f" per_sec)" "$(json_field "$f" bwrap_per_sec)" "$(json_field "$f" idle_rss_kb)" \
     "$(json_field "$f" idle_private_kb)"

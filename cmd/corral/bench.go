@@ -76,7 +76,10 @@ func (f *benchFlags) options() (bench.Options, error) {
 	if err := bench.CheckHeap(heap); err != nil {
 		return bench.Options{}, usageError("--parent-heap %s: %v", f.parentHeap, err)
 	}
-	return bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, VsMCP: f.vsMCP, DirectSpawn: f.direct}, nil
+	// The inits run from corral-init beside corral when it is there, as
+	// for corral run and corral mcp.
+	helper := withInitHelper(corral.Config{}).Helper
+	return bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, VsMCP: f.vsMCP, DirectSpawn: f.direct, Helper: helper}, nil
 }
 
 func runBench(ctx context.Context, w io.Writer, o bench.Options, asJSON bool) error {

@@ -171,6 +171,8 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 	if cfg, err = f.withScope(cfg); err != nil {
 		return nil, err
 	}
+	// After the scope: corral-init must not lie in its state either.
+	cfg = withInitHelper(cfg)
 	closeInherited()
 	sb, err := corral.New(cfg)
 	if err != nil {

@@ -58,6 +58,7 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 		Workspace: func(string) string { return ws },
 		Adjust: func(c *corral.Config) {
 			c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+			*c = withInitHelper(*c)
 		},
 	})
 	if err != nil {

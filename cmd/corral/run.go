@@ -257,7 +257,7 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	}
 	defer report.Close()
 	cfg.Report = !f.noReport
-	sb, err := corral.New(cfg)
+	sb, err := corral.New(withInitHelper(cfg))
 	if err != nil {
 		return notStarted(f.configFailure(err))
 	}
