@@ -124,7 +124,11 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // running and waits for them to end.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	// The SDK's Run waits for the calls in flight before it returns, so
-	// the end of the input must cancel them first.
+	// the end of the input, or of ctx, must cancel them first: a read of
+	// stdin that closing it does not interrupt would otherwise wait for a
+	// call that waits for its command.
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
 	err := s.mcp.Run(ctx, &endTransport{Transport: t, end: s.cancel})
 	s.Close()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

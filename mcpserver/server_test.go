@@ -419,3 +419,27 @@ func TestEscapeThroughShell(t *testing.T) {
 	assert.Contains(t, string(out), "hidden token")
 	assert.FileExists(t, target)
 }
+
+// TestRunEndsWithContext: when Run's context ends during a call, Run
+// cancels the call, whose command is killed, and returns; it would wait an
+// hour for the command otherwise.
+func TestRunEndsWithContext(t *testing.T) {
+	h := newHost(t, false)
+	srv, err := New(h.sb, Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": "echo started > started; sleep 3600; echo finished > finished", "timeout_seconds": 1800,
+	}})
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(h.ws, "started")); return err == nil },
+		time.Minute, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-ran)
+	assert.NoFileExists(t, filepath.Join(h.ws, "finished"))
+}

@@ -296,3 +296,30 @@ workspace_access = "ro"
 		})
 	}
 }
+
+// TestMCPSignalKillsCalls: SIGTERM during a call ends the server cleanly
+// (exit 0) once it has killed the command, which would otherwise run for
+// half an hour.
+func TestMCPSignalKillsCalls(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	c := exec.Command(os.Args[0], "mcp", "--workspace", ws)
+	c.Env = append(os.Environ(), cliEnv+"=1")
+	c.Stderr = os.Stderr
+	stdin, err := c.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { stdin.Close(); c.Process.Kill() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	require.NoError(t, err)
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": "echo started > started; sleep 1800; echo finished > finished", "timeout_seconds": 1800,
+	}})
+	require.Eventually(t, func() bool { return fileExists(filepath.Join(ws, "started")) }, time.Minute, 10*time.Millisecond)
+	require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, c.Wait(), "SIGTERM ends the server cleanly")
+	assert.NoFileExists(t, filepath.Join(ws, "finished"))
+}
