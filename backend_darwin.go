@@ -1,6 +1,9 @@
 package corral
 
-import "github.com/corralhq/corral/seatbelt"
+import (
+	"github.com/corralhq/corral/internal/ladder"
+	"github.com/corralhq/corral/seatbelt"
+)
 
 // registerEntrypoints registers nothing: sandbox-exec applies the profile
 // and executes the command itself, so no copy of this program runs inside.
@@ -8,7 +11,7 @@ func registerEntrypoints() {}
 
 func newBackend(s *spec) (backend, error) {
 	// Seatbelt applies no limits: asking for one follows the ladder.
-	lp, err := planLimits(s.Limits, limitHost{rung: RungSeatbelt}, s.Fallback)
+	lp, err := planLimits(s.Limits, ladder.LimitHost{Rung: RungSeatbelt}, s.Fallback)
 	if err != nil {
 		return nil, err
 	}

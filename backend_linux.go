@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/nsjail"
 	"github.com/corralhq/corral/seccomp"
 )
@@ -33,24 +34,24 @@ type linuxBackend struct {
 // process), compiles the seccomp filter once for the sandbox and prepares the
 // jail. On rung none it runs commands directly, as the config allowed.
 func newBackend(s *spec) (backend, error) {
-	plan, err := choose(probeHost().withTestHook(), s.needs())
+	plan, err := choose(ladder.Probe().WithTestHook(), s.needs())
 	if err != nil {
 		return nil, err
 	}
-	if s.Changeset != nil && plan.rung != RungFull {
+	if s.Changeset != nil && plan.Rung != RungFull {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
-			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.rung)}
+			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.Rung)}
 	}
-	if s.hasDests() && plan.rung != RungFull {
-		return nil, s.destRefusal(plan.rung)
+	if s.hasDests() && plan.Rung != RungFull {
+		return nil, s.destRefusal(plan.Rung)
 	}
-	if s.hasPersist() && plan.rung != RungFull {
-		return nil, s.persistRefusal(plan.rung)
+	if s.hasPersist() && plan.Rung != RungFull {
+		return nil, s.persistRefusal(plan.Rung)
 	}
-	if msg := plan.warning(); msg != "" && s.logf != nil {
+	if msg := plan.Warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
-	lh := limitHostOf(plan.rung, s.Limits.set, false)
+	lh := ladder.LimitHostOf(plan.Rung, s.Limits.set, false)
 	lp, err := planLimits(s.Limits, lh, s.Fallback)
 	if err != nil {
 		return nil, err
@@ -58,25 +59,27 @@ func newBackend(s *spec) (backend, error) {
 	if lp.warning != "" && s.logf != nil {
 		s.logf("%s", lp.warning)
 	}
-	if plan.rung == RungNone {
+	if plan.Rung == RungNone {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
 	b := &linuxBackend{changeset: s.Changeset, egress: s.Egress, spec: s,
-		canReport: plan.seccomp && seccomp.ListenerSupport() == nil}
-	if s.Egress != nil && plan.rung == RungLandlock {
+		canReport: plan.Seccomp && seccomp.ListenerSupport() == nil}
+	if s.Egress != nil && plan.Rung == RungLandlock {
 		if b.hostProxy, err = newHostProxy(s.Egress, s.refused); err != nil {
 			return nil, err
 		}
 	}
 	o, err := jailOptions(s, plan, b.hostProxy)
 	if err == nil {
-		o.Limits, o.PidsRlimit = lp.set, plan.rung == RungFull && !lh.root
-		if lh.cgroup != nil && needsCgroup(lp.set, lh) {
-			o.Cgroup = lh.cgroup
+		o.Limits, o.PidsRlimit = lp.set, plan.Rung == RungFull && !lh.Root
+		if lh.Cgroup != nil && ladder.NeedsCgroup(lp.set, lh) {
+			o.Cgroup = lh.Cgroup
 		}
 	}
 	if err == nil && s.Changeset != nil {
-		err = copyUpUnmapped(s.Changeset, s.logf)
+		if err = s.Changeset.CopyUpUnmapped(s.logf); err != nil {
+			err = &SetupError{Layer: LayerOverlay, Path: s.Changeset.Dir(), Err: err}
+		}
 	}
 	if err == nil {
 		b.jail, err = nsjail.New(o)
@@ -99,8 +102,8 @@ func translateErr(name string, err error) error {
 
 // jailOptions turns a spec and its rung into the jail's options; hp is
 // the proxy on the host's loopback of NetworkAllow on the landlock rung.
-func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error) {
-	bare := plan.rung == RungLandlock
+func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, error) {
+	bare := plan.Rung == RungLandlock
 	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
 		Workspace: in.Writable[0],
@@ -124,13 +127,13 @@ func jailOptions(s *spec, plan *rungPlan, hp *hostProxy) (nsjail.Options, error)
 	// Without a namespace, NetworkAllow's commands may connect only to the
 	// proxy's ports, over TCP only.
 	viaProxy := bare && s.Network == NetworkAllow
-	if plan.landlock {
-		o.Landlock = &nsjail.Landlock{ABI: plan.abi, Scope: plan.scope, DenyTCP: noNet || viaProxy}
+	if plan.Landlock {
+		o.Landlock = &nsjail.Landlock{ABI: plan.ABI, Scope: plan.Scope, DenyTCP: noNet || viaProxy}
 		if viaProxy && hp != nil {
 			o.Landlock.ConnectTCP = []uint16{uint16(hp.ports[0]), uint16(hp.ports[1])}
 		}
 	}
-	if plan.seccomp {
+	if plan.Seccomp {
 		bpf, err := seccomp.Filter(seccomp.Options{
 			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet, TCPOnly: viaProxy,
 		})

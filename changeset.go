@@ -2,7 +2,6 @@ package corral
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -47,16 +46,14 @@ func (s *spec) openChangeset(c Config) error {
 // than the sandbox would overlay: one left out would be written directly
 // while its changes wait in the changeset, one added has no baseline.
 func checkChangesetRoots(cs *changeset.Changeset, roots []string, value string) error {
-	have := cs.RootPaths()
-	if !slices.Contains(have, roots[0]) {
-		return &ConfigError{Field: "Changeset", Value: value, Reason: "records changes to " + strings.Join(have, ", ") + ", not to the workspace"}
+	reason, workspace := cs.RootsProblem(roots)
+	switch {
+	case reason == "":
+		return nil
+	case workspace:
+		return &ConfigError{Field: "Changeset", Value: value, Reason: reason}
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(have)), slices.Sorted(slices.Values(roots))) {
-		return &ConfigError{Field: "ChangesetPaths", Value: value, Reason: fmt.Sprintf(
-			"records changes to %s, not to %s: a changeset keeps the directories it began with",
-			strings.Join(have, ", "), strings.Join(roots, ", "))}
-	}
-	return nil
+	return &ConfigError{Field: "ChangesetPaths", Value: value, Reason: reason}
 }
 
 // resolveOverlaid checks the writable paths a changeset overlays besides
@@ -151,13 +148,9 @@ func (s *spec) makeChangesetDir(abs string) (string, error) {
 // the command could edit its upper directory behind overlayfs's back, and
 // the workspace out of the changeset.
 func (s *spec) checkChangesetPlace(dir string) error {
-	for _, w := range append(append([]string{s.Workspace}, s.Writable...), s.writableSources()...) {
-		if pathtree.Within(dir, w) {
-			return &ConfigError{Field: "Changeset", Value: dir, Reason: "lies inside the writable path " + w}
-		}
-		if pathtree.Within(w, dir) {
-			return &ConfigError{Field: "Changeset", Value: dir, Reason: "contains the writable path " + w}
-		}
+	writable := append(append([]string{s.Workspace}, s.Writable...), s.writableSources()...)
+	if reason := changeset.PlaceProblem(dir, writable); reason != "" {
+		return &ConfigError{Field: "Changeset", Value: dir, Reason: reason}
 	}
 	return nil
 }

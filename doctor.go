@@ -2,6 +2,8 @@ package corral
 
 import (
 	"errors"
+
+	"github.com/corralhq/corral/internal/ladder"
 )
 
 // Report is what Doctor finds: each layer of the sandbox on this host and
@@ -51,7 +53,7 @@ func Doctor(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := report(probeHostFully().withTestHook(), s)
+	r := report(ladder.ProbeFully().WithTestHook(), s)
 	r.HiddenByDefault = []string{}
 	if s.Mode != ModeDisabled {
 		for _, st := range stores {
@@ -62,8 +64,8 @@ func Doctor(cfg Config) (*Report, error) {
 }
 
 // report is what Doctor says about s on h.
-func report(h *host, s *spec) *Report {
-	r := &Report{Layers: h.layers, LandlockABI: h.landlockABI, Fallback: s.Fallback}
+func report(h *ladder.Host, s *spec) *Report {
+	r := &Report{Layers: h.Layers, LandlockABI: h.LandlockABI, Fallback: s.Fallback}
 	if s.Mode == ModeDisabled {
 		r.Rung, r.OK, r.Without = RungNone, true, []string{"every layer (Mode is disabled)"}
 		return r
@@ -75,8 +77,8 @@ func report(h *host, s *spec) *Report {
 		r.Problem = string(se.Layer) + ": " + se.Err.Error()
 		return r
 	}
-	r.Rung, r.OK = plan.rung, true
-	for _, l := range plan.without {
+	r.Rung, r.OK = plan.Rung, true
+	for _, l := range plan.Without {
 		r.Without = append(r.Without, string(l.Name))
 	}
 	r.Network = networkEnforcement(s.Network, plan)
@@ -87,7 +89,7 @@ func report(h *host, s *spec) *Report {
 // reportLimits fills in what r's rung can enforce of s's limits; a limit s
 // asks for that it cannot makes the Config fail under FallbackFail.
 func reportLimits(r *Report, s *spec) {
-	lh := limitHostOf(r.Rung, s.Limits.set, true)
+	lh := ladder.LimitHostOf(r.Rung, s.Limits.set, true)
 	lp, _ := planLimits(s.Limits, lh, FallbackWarn)
 	r.Limits = lp.statuses
 	if _, err := planLimits(s.Limits, lh, s.Fallback); err != nil {

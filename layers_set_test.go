@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/nsjail"
 	"github.com/corralhq/corral/seatbelt"
 )
@@ -60,7 +61,7 @@ func layerConsts(t *testing.T, file, typ string) map[string]string {
 // TestLayersAllDocumented: every Layer constant is in the package's list
 // and in docs/layers.md's table of setup errors, and nothing else is.
 func TestLayersAllDocumented(t *testing.T) {
-	consts := layerConsts(t, "layers.go", "Layer")
+	consts := layerConsts(t, "internal/ladder/layers.go", "Layer")
 	var values []string
 	for v := range consts {
 		values = append(values, v)
@@ -178,8 +179,8 @@ func TestLayersNoUntypedNames(t *testing.T) {
 }
 
 func TestLayersDoctorNamesAreLayers(t *testing.T) {
-	h := probeHostFully()
-	for _, l := range h.layers {
+	h := ladder.ProbeFully()
+	for _, l := range h.Layers {
 		assert.True(t, slices.Contains(layers, l.Name), "doctor reports %q", l.Name)
 	}
 }

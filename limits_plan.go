@@ -5,56 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/limits"
 )
-
-// limitHost is what the host offers for limits: the rung the sandbox runs
-// on, whether the caller is root, and the cgroup v2 subtree (or why none).
-type limitHost struct {
-	rung     Rung
-	root     bool
-	cgroup   *limits.Hierarchy
-	noCgroup string
-}
-
-// status says whether h can enforce n, and how.
-func (h limitHost) status(n limits.Name) LimitStatus {
-	st := LimitStatus{Name: Limit(n)}
-	ok := func(m string) LimitStatus { st.Available, st.Mechanism = true, m; return st }
-	no := func(r string) LimitStatus { st.Reason = r; return st }
-	if h.rung != RungFull && h.rung != RungLandlock {
-		return no(fmt.Sprintf("rung %s enforces no limits", h.rung))
-	}
-	if h.cgroup != nil && slices.Contains(limits.Controlled(), n) {
-		return ok("cgroup v2 " + map[limits.Name]string{limits.Memory: "memory.max", limits.Pids: "pids.max", limits.CPUs: "cpu.max"}[n])
-	}
-	switch n {
-	case limits.Memory:
-		return ok("RLIMIT_DATA, per process")
-	case limits.Pids:
-		switch {
-		case h.rung != RungFull:
-			return no("without a user namespace RLIMIT_NPROC counts every process of the user on the host, and " + h.noCgroup)
-		case h.root:
-			return no("the kernel exempts root from RLIMIT_NPROC, and " + h.noCgroup)
-		}
-		return ok("RLIMIT_NPROC in the sandbox's user namespace")
-	case limits.CPUs:
-		return no("only a cgroup can share out CPU time, and " + h.noCgroup)
-	case limits.TmpSize:
-		if h.rung != RungFull {
-			return no("rung landlock has no private /tmp: the command's temp dir is on the host's filesystem")
-		}
-		return ok("tmpfs size= on /tmp and /dev/shm")
-	case limits.FileSize:
-		return ok("RLIMIT_FSIZE")
-	case limits.OpenFiles:
-		return ok("RLIMIT_NOFILE, per process")
-	case limits.CPUTime:
-		return ok("RLIMIT_CPU, per process")
-	}
-	return no("unknown limit")
-}
 
 // limitPlan is what a sandbox enforces of its limits on h: the set in
 // force, each limit's status, and the warning for the limits asked for
@@ -65,11 +18,13 @@ type limitPlan struct {
 	warning  string
 }
 
-func planLimits(ls limitSpec, h limitHost, fallback Fallback) (*limitPlan, error) {
+func planLimits(ls limitSpec, h ladder.LimitHost, fallback Fallback) (*limitPlan, error) {
 	p := &limitPlan{set: ls.set}
 	var without []string
 	for _, n := range limits.Names() {
-		st := h.status(n)
+		st := LimitStatus{Name: Limit(n)}
+		st.Mechanism, st.Reason = h.Enforces(n)
+		st.Available = st.Reason == ""
 		if !st.Available {
 			if ls.set.Has(n) && slices.Contains(ls.asked, n) {
 				if fallback != FallbackWarn {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/limits"
 )
 
@@ -58,9 +59,9 @@ func TestLimitsResolve(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
-	full := limitHost{rung: RungFull, noCgroup: "no cgroup here"}
-	root := limitHost{rung: RungFull, root: true, noCgroup: "no cgroup here"}
-	bare := limitHost{rung: RungLandlock, noCgroup: "no cgroup here"}
+	full := ladder.LimitHost{Rung: RungFull, NoCgroup: "no cgroup here"}
+	root := ladder.LimitHost{Rung: RungFull, Root: true, NoCgroup: "no cgroup here"}
+	bare := ladder.LimitHost{Rung: RungLandlock, NoCgroup: "no cgroup here"}
 	mustResolve := func(l Limits) limitSpec { ls, err := l.resolve(); require.NoError(t, err); return ls }
 
 	// Defaults the host cannot enforce are left out quietly.
@@ -93,12 +94,12 @@ func TestPlanLimits(t *testing.T) {
 		}
 	}
 	// With a cgroup, pids and CPUs hold for root too.
-	withCg := limitHost{rung: RungFull, root: true, cgroup: &limits.Hierarchy{Dir: "/sys/fs/cgroup/x"}}
+	withCg := ladder.LimitHost{Rung: RungFull, Root: true, Cgroup: &limits.Hierarchy{Dir: "/sys/fs/cgroup/x"}}
 	p, err = planLimits(mustResolve(Limits{Pids: 64, CPUs: 0.5}), withCg, FallbackFail)
 	require.NoError(t, err)
 	assert.Equal(t, 0.5, p.set.CPUs)
 
-	_, err = planLimits(mustResolve(Limits{FileSize: 1 << 20}), limitHost{rung: RungSeatbelt}, FallbackFail)
+	_, err = planLimits(mustResolve(Limits{FileSize: 1 << 20}), ladder.LimitHost{Rung: RungSeatbelt}, FallbackFail)
 	assert.ErrorContains(t, err, "--file-size 1M cannot be enforced: rung seatbelt enforces no limits")
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralhq/corral/egress"
 	"github.com/corralhq/corral/internal/environ"
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/internal/testhook"
 )
 
@@ -226,21 +227,21 @@ func withProxyEnv(env []string, httpPort, socksPort int) []string {
 
 // networkEnforcement says, for Doctor, how network is enforced on plan's
 // rung.
-func networkEnforcement(network Network, plan *rungPlan) string {
+func networkEnforcement(network Network, plan *ladder.Plan) string {
 	if network == NetworkHost {
 		return "host: the host's network"
 	}
 	what := string(network) + ": "
 	switch {
-	case plan.rung == RungNone:
+	case plan.Rung == RungNone:
 		return what + "not enforced: commands run unsandboxed, with the host's network"
-	case plan.rung == RungSeatbelt && network == NetworkNone:
+	case plan.Rung == RungSeatbelt && network == NetworkNone:
 		return what + "the Seatbelt profile allows no IP at all, loopback included"
-	case plan.rung == RungSeatbelt:
+	case plan.Rung == RungSeatbelt:
 		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names"
-	case plan.rung == RungFull && network == NetworkNone:
+	case plan.Rung == RungFull && network == NetworkNone:
 		return what + "a network namespace with only loopback"
-	case plan.rung == RungFull:
+	case plan.Rung == RungFull:
 		return what + "a network namespace with only loopback, where corral's HTTP and SOCKS5 proxy (served by the caller) reaches only the allowed names"
 	}
 	// The landlock rung: the host's network, fenced by Landlock and seccomp.
@@ -251,7 +252,7 @@ func networkEnforcement(network Network, plan *rungPlan) string {
 		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
 			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
 	}
-	if !plan.seccomp {
+	if !plan.Seccomp {
 		parts = append(parts, "without seccomp, UDP and raw sockets are NOT refused")
 	} else if network == NetworkNone {
 		parts = append(parts, "seccomp refuses IPv4 and IPv6 sockets")

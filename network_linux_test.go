@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/seccomp"
 )
 
@@ -13,13 +14,13 @@ func TestJailOptionsOfNetworkAllow(t *testing.T) {
 	s, err := Config{Workspace: t.TempDir(), Network: NetworkAllow}.resolve()
 	require.NoError(t, err)
 
-	o, err := jailOptions(s, &rungPlan{rung: RungFull, landlock: true, abi: 7, seccomp: true}, nil)
+	o, err := jailOptions(s, &ladder.Plan{Rung: RungFull, Landlock: true, ABI: 7, Seccomp: true}, nil)
 	require.NoError(t, err)
 	assert.True(t, o.NetProxy, "a network namespace with the proxy's listeners")
 	assert.False(t, o.NetNone)
 	assert.False(t, o.Landlock.DenyTCP, "the namespace holds TCP in; the command may serve on its loopback")
 
-	o, err = jailOptions(s, &rungPlan{rung: RungLandlock, landlock: true, abi: 7, scope: true, seccomp: true},
+	o, err = jailOptions(s, &ladder.Plan{Rung: RungLandlock, Landlock: true, ABI: 7, Scope: true, Seccomp: true},
 		&hostProxy{ports: [2]int{4001, 4002}})
 	require.NoError(t, err)
 	assert.False(t, o.NetProxy)

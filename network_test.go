@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,14 +105,14 @@ func TestViolationLogCountsRepeatsAndLogsTheFirst(t *testing.T) {
 }
 
 func TestNetworkEnforcementSaysWhatEachRungDoes(t *testing.T) {
-	full := &rungPlan{rung: RungFull, landlock: true, seccomp: true}
-	bare := &rungPlan{rung: RungLandlock, landlock: true, seccomp: true}
-	bareNoSeccomp := &rungPlan{rung: RungLandlock, landlock: true}
+	full := &ladder.Plan{Rung: RungFull, Landlock: true, Seccomp: true}
+	bare := &ladder.Plan{Rung: RungLandlock, Landlock: true, Seccomp: true}
+	bareNoSeccomp := &ladder.Plan{Rung: RungLandlock, Landlock: true}
 	assert.Contains(t, networkEnforcement(NetworkAllow, full), "network namespace with only loopback")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "Landlock allows TCP connect only to its two ports")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "any address on those ports")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "seccomp refuses every IPv4 and IPv6 socket but TCP")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bareNoSeccomp), "NOT refused")
-	assert.Contains(t, networkEnforcement(NetworkAllow, &rungPlan{rung: RungNone}), "not enforced")
+	assert.Contains(t, networkEnforcement(NetworkAllow, &ladder.Plan{Rung: RungNone}), "not enforced")
 	assert.True(t, strings.HasPrefix(networkEnforcement(NetworkHost, full), "host"))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/mounts"
 )
 
@@ -27,7 +28,7 @@ func TestMountPlanIsTheBackendsPlan(t *testing.T) {
 	}
 	s, err := cfg.resolve()
 	require.NoError(t, err)
-	o, err := jailOptions(s, &rungPlan{rung: RungFull}, nil)
+	o, err := jailOptions(s, &ladder.Plan{Rung: RungFull}, nil)
 	require.NoError(t, err)
 	var want []string
 	for _, m := range mounts.Build(o.Input()).Mounts {

@@ -3,32 +3,33 @@ package corral
 import (
 	"testing"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // seatbeltHost is a macOS host whose sandbox-exec works or not.
-func seatbeltHost(works bool) *host {
+func seatbeltHost(works bool) *ladder.Host {
 	l := LayerStatus{Name: LayerSeatbelt, Available: true, Detail: "/usr/bin/sandbox-exec"}
 	if !works {
 		l = LayerStatus{Name: LayerSeatbelt, Reason: "/usr/bin/sandbox-exec not found"}
 	}
-	return &host{seatbelt: true, layers: []LayerStatus{l}}
+	return &ladder.Host{Seatbelt: true, Layers: []LayerStatus{l}}
 }
 
 func TestChooseSeatbelt(t *testing.T) {
 	cases := []struct {
 		name    string
-		h       *host
-		n       needs
+		h       *ladder.Host
+		n       ladder.Needs
 		rung    Rung
 		without []Layer
 		refused string // the error's text, when refused
 	}{
-		{"works", seatbeltHost(true), needs{}, RungSeatbelt, nil, ""},
-		{"works without network", seatbeltHost(true), needs{netNone: true, unixSockets: true}, RungSeatbelt, nil, ""},
-		{"missing, fail", seatbeltHost(false), needs{fallback: FallbackFail}, "", nil, `set Fallback "warn" to run unsandboxed`},
-		{"missing, warn", seatbeltHost(false), needs{fallback: FallbackWarn}, RungNone, []Layer{LayerSeatbelt}, ""},
+		{"works", seatbeltHost(true), ladder.Needs{}, RungSeatbelt, nil, ""},
+		{"works without network", seatbeltHost(true), ladder.Needs{NetNone: true, UnixSockets: true}, RungSeatbelt, nil, ""},
+		{"missing, fail", seatbeltHost(false), ladder.Needs{Fallback: FallbackFail}, "", nil, `set Fallback "warn" to run unsandboxed`},
+		{"missing, warn", seatbeltHost(false), ladder.Needs{Fallback: FallbackWarn}, RungNone, []Layer{LayerSeatbelt}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,19 +43,19 @@ func TestChooseSeatbelt(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, c.rung, p.rung)
+			assert.Equal(t, c.rung, p.Rung)
 			var without []Layer
-			for _, l := range p.without {
+			for _, l := range p.Without {
 				without = append(without, l.Name)
 			}
 			assert.Equal(t, c.without, without)
-			assert.False(t, p.landlock || p.seccomp, "no Linux layer on macOS")
+			assert.False(t, p.Landlock || p.Seccomp, "no Linux layer on macOS")
 		})
 	}
 }
 
 func TestSeatbeltRungSurvivesTestHook(t *testing.T) {
-	assert.True(t, seatbeltHost(true).withTestHook().seatbelt)
+	assert.True(t, seatbeltHost(true).WithTestHook().Seatbelt)
 }
 
 func TestDoctorReportOnMac(t *testing.T) {

@@ -25,10 +25,11 @@ type Layer string
 const (
 	LayerSeatbelt Layer = "seatbelt" // sandbox-exec, or the profile it applies
 	LayerTmp      Layer = "tmp"      // the command's private temporary directory
+	LayerWorkdir  Layer = "workdir"  // the command's working directory ([Workdir])
 )
 
 // Layers lists every layer the runner reports.
-func Layers() []Layer { return []Layer{LayerSeatbelt, LayerTmp} }
+func Layers() []Layer { return []Layer{LayerSeatbelt, LayerTmp, LayerWorkdir} }
 
 // Error is a failure of the runner: the layer that failed and the path
 // involved.

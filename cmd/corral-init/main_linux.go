@@ -16,12 +16,19 @@ package main
 import (
 	"fmt"
 	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/nsjail"
 	"github.com/corralhq/corral/reexec"
 )
 
 func main() {
+	// Started from a pinned descriptor (/proc/self/fd/N), the process
+	// would otherwise be named N in top and pidof.
+	name := []byte("corral-init\x00")
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 	nsjail.Register()
 	if reexec.Dispatch() {
 		return

@@ -1,4 +1,4 @@
-package corral
+package ladder
 
 import (
 	"sync"
@@ -8,15 +8,15 @@ import (
 
 var (
 	probeOnce sync.Once
-	probed    *host
+	probed    *Host
 )
 
-// probeHostFully asks once per process whether sandbox-exec applies a
+// ProbeFully asks once per process whether sandbox-exec applies a
 // profile: what Doctor reports. New does not need it, since the backend
 // applies the real profile once when it is made.
-func probeHostFully() *host {
+func ProbeFully() *Host {
 	probeOnce.Do(func() {
-		probed = &host{seatbelt: true, layers: []LayerStatus{probeSeatbelt(seatbelt.SandboxExec)}}
+		probed = &Host{Seatbelt: true, Layers: []LayerStatus{ProbeSeatbelt(seatbelt.SandboxExec)}}
 	})
 	return probed
 }

@@ -1,4 +1,4 @@
-package corral
+package ladder
 
 import (
 	"fmt"
@@ -11,32 +11,32 @@ import (
 
 var (
 	predictOnce, probeOnce sync.Once
-	predicted, probed      *host
+	predicted, probed      *Host
 )
 
-// probeHost is what New picks a rung from, found out once per process.
+// Probe is what New picks a rung from, found out once per process.
 // Trying the namespaces costs two short-lived processes (several
 // milliseconds, as much as a whole `corral run`), so where nothing the
 // kernel exposes argues against them they are taken as given: a host that
 // then refuses one fails the sandbox with that layer named, never runs it
 // weaker. Anywhere in doubt the probe runs. Landlock and seccomp are always
 // asked: that takes a system call each.
-func probeHost() *host {
+func Probe() *Host {
 	predictOnce.Do(func() {
 		if h, ok := predictHost(); ok {
 			predicted = h
 		} else {
-			predicted = probeHostFully()
+			predicted = ProbeFully()
 		}
 	})
 	return predicted
 }
 
-// probeHostFully tries every layer, once per process: what Doctor reports.
-func probeHostFully() *host {
+// ProbeFully tries every layer, once per process: what Doctor reports.
+func ProbeFully() *Host {
 	probeOnce.Do(func() {
-		h := &host{landlockABI: landlock.ABI()}
-		h.layers = append(namespaceLayers(nsjail.ProbeNamespaces()), landlockLayer(h.landlockABI), seccompLayer())
+		h := &Host{LandlockABI: landlock.ABI()}
+		h.Layers = append(namespaceLayers(nsjail.ProbeNamespaces()), landlockLayer(h.LandlockABI), seccompLayer())
 		probed = h
 	})
 	return probed
@@ -44,13 +44,13 @@ func probeHostFully() *host {
 
 // predictHost takes the namespace layers as available where nothing the
 // kernel exposes argues against them (nsjail.PredictNamespaces).
-func predictHost() (*host, bool) {
+func predictHost() (*Host, bool) {
 	n, ok := nsjail.PredictNamespaces()
 	if !ok {
 		return nil, false
 	}
-	h := &host{landlockABI: landlock.ABI()}
-	h.layers = append(namespaceLayers(n), landlockLayer(h.landlockABI), seccompLayer())
+	h := &Host{LandlockABI: landlock.ABI()}
+	h.Layers = append(namespaceLayers(n), landlockLayer(h.LandlockABI), seccompLayer())
 	return h, true
 }
 
@@ -79,7 +79,7 @@ func landlockLayer(abi int) LayerStatus {
 		return LayerStatus{Name: LayerLandlock, Reason: landlock.Why()}
 	}
 	d := fmt.Sprintf("ABI %d", abi)
-	if abi < landlockScopeABI {
+	if abi < ScopeABI {
 		d += ": no signal or abstract socket scoping"
 	}
 	return LayerStatus{Name: LayerLandlock, Available: true, Detail: d}

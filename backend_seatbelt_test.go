@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/internal/sbplcheck"
 	"github.com/corralhq/corral/seatbelt"
 )
@@ -203,7 +204,7 @@ func TestSeatbeltStartErrors(t *testing.T) {
 	}
 	// Without hiding, the same lookups succeed: the hidden cases above fail
 	// because of the hiding, not the setup.
-	p, err := lookPath("secret-tool", f.workspace, env, nil)
+	p, err := seatbelt.LookPath("secret-tool", f.workspace, env, nil)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(hiddenDir, "secret-tool"), p)
 }
@@ -280,7 +281,7 @@ func TestProbeSeatbelt(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := probeSeatbelt(c.runner)
+			l := ladder.ProbeSeatbelt(c.runner)
 			assert.Equal(t, LayerSeatbelt, l.Name)
 			assert.Equal(t, c.available, l.Available, l.Reason)
 			if c.available {

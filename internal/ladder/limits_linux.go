@@ -1,4 +1,4 @@
-package corral
+package ladder
 
 import (
 	"os"
@@ -49,20 +49,20 @@ func findCgroup() (*limits.Hierarchy, string) {
 	return h, ""
 }
 
-// limitHostOf is what the host offers for the limits of set on rung. The
-// cgroup subtree is looked for only when set needs one: a cgroup limit the
-// rlimits cannot stand in for.
-func limitHostOf(rung Rung, set limits.Set, always bool) limitHost {
-	h := limitHost{rung: rung, root: os.Geteuid() == 0, noCgroup: "no cgroup v2 subtree was looked for"}
-	if always || needsCgroup(set, h) {
-		h.cgroup, h.noCgroup = probeCgroup()
+// LimitHostOf is what the host offers for the limits of set on rung. The
+// cgroup subtree is looked for (once per process) only when set needs one,
+// or always: a cgroup limit the rlimits cannot stand in for.
+func LimitHostOf(rung Rung, set limits.Set, always bool) LimitHost {
+	h := LimitHost{Rung: rung, Root: os.Geteuid() == 0, NoCgroup: "no cgroup v2 subtree was looked for"}
+	if always || NeedsCgroup(set, h) {
+		h.Cgroup, h.NoCgroup = probeCgroup()
 	}
 	return h
 }
 
-// needsCgroup reports whether set has a limit that only a cgroup enforces
+// NeedsCgroup reports whether set has a limit that only a cgroup enforces
 // on h (CPUs; pids for root or without a user namespace), or one a cgroup
 // enforces better (memory, for the whole sandbox and its tmpfs pages).
-func needsCgroup(set limits.Set, h limitHost) bool {
-	return set.Memory > 0 || set.CPUs > 0 || set.Pids > 0 && (h.root || h.rung != RungFull)
+func NeedsCgroup(set limits.Set, h LimitHost) bool {
+	return set.Memory > 0 || set.CPUs > 0 || set.Pids > 0 && (h.Root || h.Rung != RungFull)
 }

@@ -4,10 +4,8 @@ package corral
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"syscall"
 
+	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/seatbelt"
 )
 
@@ -36,23 +34,14 @@ func seatbeltOrNone(s *spec, runner string) (backend, error) {
 	if errors.As(err, &se) && se.Layer == LayerSeatbelt {
 		missing.Reason = se.Err.Error()
 	}
-	plan, cerr := chooseSeatbelt(&host{seatbelt: true, layers: []LayerStatus{missing}}, s.needs())
+	plan, cerr := choose(&ladder.Host{Seatbelt: true, Layers: []LayerStatus{missing}}, s.needs())
 	if cerr != nil {
 		return nil, err
 	}
 	if s.logf != nil {
-		s.logf("%s", plan.warning())
+		s.logf("%s", plan.Warning())
 	}
 	return &directBackend{workspace: s.Workspace}, nil
-}
-
-// probeSeatbelt reports whether runner, sandbox-exec by its absolute path,
-// exists and applies a profile (seatbelt.Check).
-func probeSeatbelt(runner string) LayerStatus {
-	if ok, why := seatbelt.Check(runner); !ok {
-		return LayerStatus{Name: LayerSeatbelt, Reason: why}
-	}
-	return LayerStatus{Name: LayerSeatbelt, Available: true, Detail: runner}
 }
 
 // newSeatbeltBackend makes the runner, which applies the profile once.
@@ -100,11 +89,11 @@ func fromSeatbelt(err error) error {
 }
 
 func (b *seatbeltBackend) start(req *startRequest) (process, error) {
-	dir, err := b.workdir(req.Dir)
+	dir, err := seatbelt.Workdir(b.spec.Workspace, req.Dir)
 	if err != nil {
-		return nil, err
+		return nil, fromSeatbelt(err)
 	}
-	path, err := lookPath(req.Name, dir, req.Env, b.spec.Hidden)
+	path, err := seatbelt.LookPath(req.Name, dir, req.Env, b.spec.Hidden)
 	if err != nil {
 		return nil, &ExecError{Name: req.Name, Err: err}
 	}
@@ -119,29 +108,6 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 		return nil, fromSeatbelt(err)
 	}
 	return seatbeltProcess{p}, nil
-}
-
-// workdir returns the command's working directory: the workspace, or dir
-// relative to it, which must be an existing directory.
-func (b *seatbeltBackend) workdir(dir string) (string, error) {
-	switch {
-	case dir == "":
-		dir = b.spec.Workspace
-	case !filepath.IsAbs(dir):
-		dir = filepath.Join(b.spec.Workspace, dir)
-	}
-	fi, err := os.Stat(dir)
-	if err == nil && !fi.IsDir() {
-		err = syscall.ENOTDIR
-	}
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", &SetupError{Layer: LayerWorkdir, Path: dir, Err: err}
-	}
-	return dir, nil
 }
 
 func (b *seatbeltBackend) close() error {
