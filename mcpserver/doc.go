@@ -19,7 +19,9 @@
 // package tools: [tools.Shell], [tools.Exec] and [tools.SandboxFile],
 // whose file I/O runs inside the sandbox too, so a hidden, read-only or
 // protected path inside the workspace stays so and a changeset gets the
-// writes. A call's arguments are checked against the JSON schema inferred
+// writes. With [Options.Files] set to [ZoneFiles], the file tools act on
+// an agent's zones instead (/NAME/..., see package zones), in-process
+// through the zones' modes and approvals. A call's arguments are checked against the JSON schema inferred
 // from the tool's input type (required, unknown and mistyped properties
 // are an error result naming them) and decoded with encoding/json. [Options.Policy] removes tools from the list (and refuses calls
 // to them), and [Options.ReadOnly] removes write_file and edit_file.

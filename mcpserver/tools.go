@@ -64,13 +64,18 @@ type tool struct {
 
 // catalog lists every tool in the order offered.
 func (s *Server) catalog() []tool {
+	in, list := "inside the workspace", "List a directory inside the workspace: names, types and sizes."
+	if s.zones {
+		in = "in one of the agent's zones, at /ZONE/... (list_files of / lists them)"
+		list = "List a directory of the agent's zones (/ lists the zones, /ZONE/... their files): names, types and sizes. Commands see the same zones at the same paths."
+	}
 	return []tool{
 		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command.", s.runShell),
 		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell. Returns the exit status, stdout and stderr.", s.runExec),
-		def(s, ToolReadFile, "Read a text file inside the workspace (up to 1 MiB).", s.readFile),
-		def(s, ToolWriteFile, "Create or replace a file inside the workspace with the given content, creating parent directories.", s.writeFile),
-		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file inside the workspace. Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
-		def(s, ToolListFiles, "List a directory inside the workspace: names, types and sizes.", s.listFiles),
+		def(s, ToolReadFile, "Read a text file "+in+" (up to 1 MiB).", s.readFile),
+		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories.", s.writeFile),
+		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file "+in+". Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
+		def(s, ToolListFiles, list, s.listFiles),
 		def(s, ToolChanges, "Show the changes commands made to the workspace, kept in a changeset for review instead of written to the files: a list of changed paths, or a unified diff.", s.changes),
 	}
 }
@@ -166,7 +171,10 @@ func (s *Server) editFile(ctx context.Context, in editIn) *mcp.CallToolResult {
 
 func (s *Server) listFiles(ctx context.Context, in listIn) *mcp.CallToolResult {
 	p := in.Path
-	if p == "" {
+	switch {
+	case p == "" && s.zones:
+		p = "/"
+	case p == "":
 		p = "."
 	}
 	entries, cut, err := s.files.List(ctx, p)

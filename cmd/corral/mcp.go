@@ -17,6 +17,7 @@ import (
 	"github.com/corralhq/corral/config"
 	"github.com/corralhq/corral/mcpserver"
 	"github.com/corralhq/corral/tools"
+	"github.com/corralhq/corral/zones"
 )
 
 // mcpFlags are `corral mcp`'s own flags, besides the run flags.
@@ -104,6 +105,7 @@ func runMCP(ctx context.Context, f *runFlags, m *mcpFlags) error {
 		ReadOnly:  m.readOnly || src.readOnly,
 		Tools:     tools.Options{DefaultTimeout: f.timeout},
 		Changeset: src.changeset,
+		Files:     src.files,
 		Version:   versionString(),
 	})
 	if err != nil {
@@ -143,6 +145,7 @@ type mcpSandbox struct {
 	policy    tools.Policy
 	readOnly  bool // the workspace is the model's to read only
 	changeset string
+	files     mcpserver.Files // the agent's zones, or nil for the workspace
 	close     func()
 }
 
@@ -168,6 +171,12 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 	case access == config.AccessNone:
 		return nil, configUsageError("%s: agent %s has workspace_access \"none\", which needs a workspace of its own: serve it with --session KEY", f.configFile, agent.ID)
 	}
+	var files mcpserver.Files
+	if agent != nil && len(agent.Sandbox.Zones) > 0 {
+		if cfg, files, err = withZones(cfg, f.configFile, agent.ID); err != nil {
+			return nil, err
+		}
+	}
 	if cfg, err = f.withScope(cfg); err != nil {
 		return nil, err
 	}
@@ -179,7 +188,27 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 		return nil, f.configFailure(err)
 	}
 	return &mcpSandbox{sb: sb, policy: policy, readOnly: access == config.AccessRO, changeset: cfg.Changeset,
-		close: func() { sb.Close() }}, nil
+		files: files, close: func() { sb.Close() }}, nil
+}
+
+// withZones shows the zones the agent declares to its commands, each at
+// /NAME, and returns the file tools' view of them. A zone whose changes
+// need review keeps commands' writes in cfg's changeset.
+func withZones(cfg corral.Config, file, id string) (corral.Config, mcpserver.Files, error) {
+	doc, err := config.Load(file)
+	if err != nil {
+		return cfg, nil, configUsageError("%v", err)
+	}
+	access, err := doc.Access(id)
+	if err != nil {
+		return cfg, nil, configUsageError("%s: agent %s: %v", file, id, err)
+	}
+	if cfg, err = access.SandboxConfig(cfg, doc.Zones, cfg.Changeset); err != nil {
+		return cfg, nil, configUsageError("%s: agent %s: %v (--changeset DIR)", file, id, err)
+	}
+	// No approver: a file tool's change that a zone holds for approval is
+	// refused, as no one can be asked.
+	return cfg, mcpserver.ZoneFiles(zones.NewFS(access, nil)), nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

@@ -323,3 +323,65 @@ func TestMCPSignalKillsCalls(t *testing.T) {
 	require.NoError(t, c.Wait(), "SIGTERM ends the server cleanly")
 	assert.NoFileExists(t, filepath.Join(ws, "finished"))
 }
+
+// TestMCPZones: an agent that declares zones gets file tools over them
+// (/NAME/..., a read-only zone refusing writes) and commands that see the
+// same zones at the same paths; a zone whose changes need review without
+// a changeset is a usage error.
+func TestMCPZones(t *testing.T) {
+	needsSandbox(t)
+	ws, dir := workspace(t), workspace(t)
+	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	require.NoError(t, os.Mkdir(data, 0o755))
+	require.NoError(t, os.Mkdir(out, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "in.txt"), []byte("input\n"), 0o644))
+	conf := filepath.Join(t.TempDir(), "agents.toml")
+	require.NoError(t, os.WriteFile(conf, []byte(`
+[zones.data]
+path = "`+data+`"
+mode = "ro"
+[zones.out]
+path = "`+out+`"
+mode = "rw"
+approval = { write = "preApproved", delete = "preApproved" }
+[zones.review]
+path = "`+dir+`/review"
+mode = "rw"
+[[agents]]
+id = "worker"
+[agents.sandbox]
+zones = [{ name = "data" }, { name = "out", mode = "rw" }]
+[[agents]]
+id = "reviewed"
+[agents.sandbox]
+zones = [{ name = "review", mode = "rw" }]
+`), 0o644))
+	_, stderr, code := cli(t, ws, "mcp", "--workspace", ws, "--config", conf, "--agent", "reviewed")
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "/review: its changes need review")
+	_, stderr, code = cli(t, ws, "mcp", "--config", conf, "--agent", "worker", "--session", "s", "--state-dir", t.TempDir())
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "agent worker declares zones, which --session does not serve yet")
+
+	cs, eof := mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "worker")
+	call := func(tool string, args map[string]any) (string, bool) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		require.NoError(t, err)
+		return toolText(res), res.IsError
+	}
+	got, isErr := call("list_files", map[string]any{})
+	assert.False(t, isErr, got)
+	assert.Equal(t, "data/\nout/\n", got)
+	got, _ = call("read_file", map[string]any{"path": "/data/in.txt"})
+	assert.Equal(t, "input\n", got)
+	got, isErr = call("write_file", map[string]any{"path": "/data/x", "content": "x"})
+	assert.True(t, isErr)
+	assert.Contains(t, got, "read-only file system")
+	got, isErr = call("write_file", map[string]any{"path": "/out/result.txt", "content": "done\n"})
+	assert.False(t, isErr, got)
+	assert.Contains(t, shellCall(t, cs, "cat /data/in.txt /out/result.txt; echo y > /data/y"), "input\ndone\n")
+	require.NoError(t, eof())
+	assert.True(t, fileExists(filepath.Join(out, "result.txt")))
+	assert.False(t, fileExists(filepath.Join(data, "x")))
+	assert.False(t, fileExists(filepath.Join(data, "y")), "commands cannot write a read-only zone either")
+}

@@ -49,6 +49,9 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(a.Sandbox.Zones) > 0 {
+		return nil, configUsageError("%s: agent %s declares zones, which --session does not serve yet", f.configFile, a.ID)
+	}
 	ws, err := sessionWorkspace(f)
 	if err != nil {
 		return nil, err
