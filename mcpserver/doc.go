@@ -45,6 +45,10 @@
 //
 //   - list_files runs GNU find inside the sandbox; without it (macOS's
 //     find) the tool fails.
+//   - ZoneFiles offers no approver: a change a zone holds for approval
+//     ("ask") is refused to the file tools unless the caller's zones.FS
+//     has one. Asking the client's user through MCP elicitation is not
+//     done (in protocol 2026-07-28 it needs multi round-trip results).
 //   - write_file rewrites a file in place; edit_file reads, replaces and
 //     writes, so a change made to the file between the two is lost.
 package mcpserver
