@@ -312,10 +312,21 @@ func (j *Jail) build() (*Process, error) {
 	// Open the handle before the first round trip: the init answering
 	// afterwards proves the pid still named it.
 	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil && j.helper != nil {
+		// A helper that is not corral's may be gone already: its missing
+		// hello says why.
+		if herr := awaitHello(conn, j.helper.path); herr != nil {
+			err = herr
+		}
+	}
 	if err != nil {
 		conn.Close()
 		forgetInitExit(pid, exit)
 		removeTmp(s.TmpDir)
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
 	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
@@ -447,6 +458,13 @@ func (p *Process) call(msg any, files []*os.File, ok func(*reply) bool) ([]*os.F
 // init finds it as soon as it can read.
 func (p *Process) setUp(s *setup, helper *Helper) ([]*os.File, error) {
 	if err := send(p.conn, s); err != nil {
+		if helper != nil {
+			// A helper that is not corral's may have closed its end: its
+			// missing hello says why.
+			if herr := awaitHello(p.conn, helper.path); herr != nil {
+				return nil, herr
+			}
+		}
 		return nil, &Error{Layer: LayerInit, Err: err}
 	}
 	if helper != nil {

@@ -50,6 +50,10 @@ func (f *runFlags) configFailure(err error) *exitError {
 	if !errors.As(err, &ce) {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}
+	if ce.Field == "Helper" {
+		// Not the user's input: the corral-init found beside corral.
+		return &exitError{code: exitSetup, msg: "init binary " + ce.Value + ": " + ce.Reason}
+	}
 	what := f.nameOf(ce)
 	if ce.Value != "" {
 		what += " " + ce.Value

@@ -29,7 +29,7 @@ func withInitHelper(cfg corral.Config) corral.Config {
 }
 
 // siblingInit is corral-init's path next to this executable, resolved,
-// or "" when there is none.
+// or "" when there is none (or it cannot be executed).
 func siblingInit() string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -39,7 +39,7 @@ func siblingInit() string {
 		return ""
 	}
 	path := filepath.Join(filepath.Dir(exe), initHelperName)
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return ""
 	}
 	return path

@@ -75,7 +75,11 @@ func TestRunUsesCorralInitBeside(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, filepath.Join(bin, initHelperName)+" __sandbox-init ", out)
 
-	// Without it, corral runs its inits itself.
+	// Not executable, or not there: corral runs its inits itself.
+	require.NoError(t, os.Chmod(filepath.Join(bin, initHelperName), 0o644))
+	out, stderr, code = runInstalled(t, corral, "run", "--workspace", workspace(t), "--", "sh", "-c", showInit)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "/proc/self/exe __sandbox-init ", out)
 	require.NoError(t, os.Remove(filepath.Join(bin, initHelperName)))
 	out, stderr, code = runInstalled(t, corral, "run", "--workspace", workspace(t), "--", "sh", "-c", showInit)
 	require.Equal(t, 0, code, stderr)
