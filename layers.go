@@ -14,15 +14,15 @@ type Rung = ladder.Rung
 const (
 	// RungFull: user, mount and PID namespaces (and a network namespace for
 	// Network=none), Landlock and seccomp.
-	RungFull = ladder.RungFull
+	RungFull Rung = "full"
 	// RungLandlock: no namespaces; Landlock and seccomp applied to the
 	// command directly, with a per-command temp dir as TMPDIR.
-	RungLandlock = ladder.RungLandlock
+	RungLandlock Rung = "landlock"
 	// RungSeatbelt: macOS; a generated Seatbelt profile applied by
 	// /usr/bin/sandbox-exec (docs/macos.md).
-	RungSeatbelt = ladder.RungSeatbelt
+	RungSeatbelt Rung = "seatbelt"
 	// RungNone: no containment at all.
-	RungNone = ladder.RungNone
+	RungNone Rung = "none"
 )
 
 // Fallback says what to do when the full rung is not available.
@@ -30,9 +30,9 @@ type Fallback = ladder.Fallback
 
 const (
 	// FallbackFail refuses to run, naming the missing layer.
-	FallbackFail = ladder.FallbackFail
+	FallbackFail Fallback = "fail"
 	// FallbackWarn runs on the best rung available and says so once.
-	FallbackWarn = ladder.FallbackWarn
+	FallbackWarn Fallback = "warn"
 )
 
 // Layer names a part of a sandbox: in SetupError.Layer, in the doctor's
@@ -43,66 +43,67 @@ type Layer = ladder.Layer
 // The layers the host probe checks, as Doctor reports them; a sandbox that
 // needs one the host lacks fails with it named.
 const (
-	LayerUserNS   = ladder.LayerUserNS
-	LayerMountNS  = ladder.LayerMountNS
-	LayerPIDNS    = ladder.LayerPIDNS
-	LayerNetNS    = ladder.LayerNetNS
-	LayerKernelNS = ladder.LayerKernelNS // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
-	LayerProc     = ladder.LayerProc
-	LayerOverlay  = ladder.LayerOverlay
-	LayerLandlock = ladder.LayerLandlock
-	LayerSeccomp  = ladder.LayerSeccomp
-	LayerSeatbelt = ladder.LayerSeatbelt
+	LayerUserNS   Layer = "user namespace"
+	LayerMountNS  Layer = "mount namespace"
+	LayerPIDNS    Layer = "pid namespace"
+	LayerNetNS    Layer = "network namespace"
+	LayerKernelNS Layer = "ipc/uts/cgroup ns" // IPC, UTS and cgroup: System V IPC, POSIX mqueues, host name, cgroup path
+	LayerProc     Layer = "proc"
+	LayerOverlay  Layer = "overlayfs"
+	LayerLandlock Layer = "landlock"
+	LayerSeccomp  Layer = "seccomp"
+	LayerSeatbelt Layer = "seatbelt"
 )
 
 // The further parts a sandbox is built from, named only in SetupError.
 const (
 	// LayerNamespaces: the sandbox's process could not be cloned into its
 	// namespaces.
-	LayerNamespaces = ladder.LayerNamespaces
+	LayerNamespaces Layer = "namespaces"
 	// LayerInit: the sandbox's init could not be started, stopped
 	// answering, or died while the command ran (the command dies with it).
-	LayerInit = ladder.LayerInit
+	LayerInit Layer = "init"
 	// LayerStale: the host replaced or removed a path the sandbox had
 	// mounted, since it was built, twice in a row.
-	LayerStale = ladder.LayerStale
+	LayerStale Layer = "stale"
 	// LayerTmp: the per-command temporary directory (landlock and
 	// seatbelt rungs) could not be made.
-	LayerTmp = ladder.LayerTmp
+	LayerTmp Layer = "tmp"
 	// LayerMount: the mount tree could not be built or guarded.
-	LayerMount = ladder.LayerMount
+	LayerMount Layer = "mount"
 	// LayerMountWatch: a bind was lifted on the host while the command ran
 	// and could not be restored; the command was killed.
-	LayerMountWatch = ladder.LayerMountWatch
+	LayerMountWatch Layer = "mount watch"
 	// LayerWorkspace: the workspace no longer exists on the host.
-	LayerWorkspace = ladder.LayerWorkspace
+	LayerWorkspace Layer = "workspace"
 	// LayerWritablePath: a writable path no longer exists on the host.
-	LayerWritablePath = ladder.LayerWritablePath
+	LayerWritablePath Layer = "writable path"
 	// LayerProtect: protected names inside the writable roots could not be
 	// guarded.
-	LayerProtect = ladder.LayerProtect
+	LayerProtect Layer = "protect"
 	// LayerNSLimits: the sandbox could not forbid new namespaces inside
 	// itself.
-	LayerNSLimits = ladder.LayerNSLimits
+	LayerNSLimits Layer = "namespace limits"
 	// LayerPrivileges: capabilities could not be dropped.
-	LayerPrivileges = ladder.LayerPrivileges
+	LayerPrivileges Layer = "privileges"
 	// LayerWorkdir: the command's working directory is missing or not a
 	// directory inside the sandbox.
-	LayerWorkdir = ladder.LayerWorkdir
+	LayerWorkdir Layer = "workdir"
 	// LayerEgress: the network proxy of NetworkAllow could not be started
 	// or given to the command.
-	LayerEgress = ladder.LayerEgress
+	LayerEgress Layer = "egress"
 	// LayerPlatform: this operating system has no sandbox backend.
-	LayerPlatform = ladder.LayerPlatform
+	LayerPlatform Layer = "platform"
 	// LayerSandbox: the backend failed in a way no other layer names.
-	LayerSandbox = ladder.LayerSandbox
+	LayerSandbox Layer = "sandbox"
 	// LayerLimits: a resource limit asked for cannot be enforced on this
 	// host, or could not be set.
-	LayerLimits = ladder.LayerLimits
+	LayerLimits Layer = "limits"
 )
 
 // layers lists every Layer constant, in the order docs/layers.md lists
-// them.
+// them. The constants above are package ladder's under their public names
+// (TestLayersMatchLadder).
 var layers = ladder.Layers()
 
 // LayerStatus is one layer's availability on this host: Name, whether it

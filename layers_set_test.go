@@ -61,7 +61,7 @@ func layerConsts(t *testing.T, file, typ string) map[string]string {
 // TestLayersAllDocumented: every Layer constant is in the package's list
 // and in docs/layers.md's table of setup errors, and nothing else is.
 func TestLayersAllDocumented(t *testing.T) {
-	consts := layerConsts(t, "internal/ladder/layers.go", "Layer")
+	consts := layerConsts(t, "layers.go", "Layer")
 	var values []string
 	for v := range consts {
 		values = append(values, v)
@@ -182,5 +182,15 @@ func TestLayersDoctorNamesAreLayers(t *testing.T) {
 	h := ladder.ProbeFully()
 	for _, l := range h.Layers {
 		assert.True(t, slices.Contains(layers, l.Name), "doctor reports %q", l.Name)
+	}
+}
+
+// TestLayersMatchLadder: the public constants are package ladder's, value
+// for value, name for name.
+func TestLayersMatchLadder(t *testing.T) {
+	for _, typ := range []string{"Layer", "Rung", "Fallback"} {
+		public := layerConsts(t, "layers.go", typ)
+		assert.NotEmpty(t, public, typ)
+		assert.Equal(t, layerConsts(t, "internal/ladder/layers.go", typ), public, typ)
 	}
 }

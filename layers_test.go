@@ -2,14 +2,12 @@ package corral
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral/internal/ladder"
-	"github.com/corralhq/corral/internal/testhook"
 )
 
 // fakeHost has every layer, Landlock at abi, minus the ones named.
@@ -28,51 +26,6 @@ func fakeHost(abi int, missing ...Layer) *ladder.Host {
 		h.Layers = append(h.Layers, l)
 	}
 	return h
-}
-
-func TestChooseRung(t *testing.T) {
-	warn := ladder.Needs{Fallback: FallbackWarn}
-	cases := []struct {
-		name     string
-		h        *ladder.Host
-		n        ladder.Needs
-		rung     Rung
-		landlock bool
-		scope    bool
-		seccomp  bool
-		without  []Layer
-	}{
-		{"everything", fakeHost(7), ladder.Needs{Fallback: FallbackFail}, RungFull, true, true, true, nil},
-		{"old landlock is enough for full", fakeHost(3), ladder.Needs{Fallback: FallbackFail}, RungFull, true, false, true, nil},
-		{"no user namespaces", fakeHost(7, LayerUserNS), warn, RungLandlock, true, true, true, []Layer{LayerUserNS}},
-		{"no fresh proc", fakeHost(7, LayerProc), warn, RungLandlock, true, true, true, []Layer{LayerProc}},
-		{"no net namespace, host network", fakeHost(7, LayerNetNS), ladder.Needs{Fallback: FallbackFail}, RungFull, true, true, true, nil},
-		{"no net namespace, no network", fakeHost(7, LayerNetNS), ladder.Needs{NetNone: true, Fallback: FallbackWarn}, RungLandlock, true, true, true, []Layer{LayerNetNS}},
-		{"no landlock, namespaces", fakeHost(0), warn, RungFull, false, false, true, []Layer{LayerLandlock}},
-		{"no seccomp", fakeHost(7, LayerSeccomp), warn, RungFull, true, true, false, []Layer{LayerSeccomp}},
-		{"landlock without scoping cannot stand alone", fakeHost(5, LayerUserNS), warn, RungNone, false, false, false, []Layer{LayerUserNS}},
-		{"nothing", fakeHost(0, LayerUserNS, LayerSeccomp), warn, RungNone, false, false, false, []Layer{LayerUserNS, LayerLandlock, LayerSeccomp}},
-		{"unix sockets on the host network want scoping", fakeHost(5), ladder.Needs{UnixSockets: true, Fallback: FallbackWarn}, RungFull, true, false, true, []Layer{LayerLandlock}},
-		{"unix sockets without network do not", fakeHost(5), ladder.Needs{UnixSockets: true, NetNone: true, Fallback: FallbackFail}, RungFull, true, false, true, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p, err := choose(c.h, c.n)
-			require.NoError(t, err)
-			assert.Equal(t, c.rung, p.Rung)
-			assert.Equal(t, c.landlock, p.Landlock, "landlock")
-			assert.Equal(t, c.scope, p.Scope, "scope")
-			assert.Equal(t, c.seccomp, p.Seccomp, "seccomp")
-			var without []Layer
-			for _, l := range p.Without {
-				without = append(without, l.Name)
-			}
-			assert.Equal(t, c.without, without)
-			if p.Landlock {
-				assert.Equal(t, c.h.LandlockABI, p.ABI)
-			}
-		})
-	}
 }
 
 func TestChooseFailsClosed(t *testing.T) {
@@ -103,18 +56,6 @@ func TestChooseFailsClosed(t *testing.T) {
 	}
 }
 
-func TestRungWarning(t *testing.T) {
-	p, err := choose(fakeHost(7, LayerUserNS), ladder.Needs{Fallback: FallbackWarn})
-	require.NoError(t, err)
-	assert.Equal(t, "corral: sandbox runs on rung landlock, without user namespace (no user namespace here)", p.Warning())
-	p, err = choose(fakeHost(0, LayerUserNS), ladder.Needs{Fallback: FallbackWarn})
-	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(p.Warning(), "corral: sandbox disabled: commands run with full host access, without "))
-	p, err = choose(fakeHost(7), ladder.Needs{})
-	require.NoError(t, err)
-	assert.Empty(t, p.Warning())
-}
-
 func TestConfigFallback(t *testing.T) {
 	cases := []struct{ in, want Fallback }{{"", FallbackFail}, {FallbackFail, FallbackFail}, {FallbackWarn, FallbackWarn}}
 	for _, c := range cases {
@@ -126,15 +67,4 @@ func TestConfigFallback(t *testing.T) {
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Fallback", ce.Field)
-}
-
-func TestTestHookMarksLayersUnavailable(t *testing.T) {
-	defer testhook.Disable(LayerUserNS, LayerLandlock)()
-	h := fakeHost(7).WithTestHook()
-	assert.False(t, h.Status(LayerUserNS).Available)
-	assert.Equal(t, "disabled by a test", h.Status(LayerUserNS).Reason)
-	assert.False(t, h.Status(LayerLandlock).Available)
-	assert.Zero(t, h.LandlockABI)
-	assert.True(t, h.Status(LayerSeccomp).Available)
-	assert.True(t, fakeHost(7).Status(LayerUserNS).Available, "the probed host is not changed")
 }

@@ -46,7 +46,7 @@ const (
 	RootReadOnly Kind = iota
 	// Proc mounts a fresh procfs for the sandbox's PID namespace.
 	Proc
-	// Dev builds a minimal /dev: the device nodes in Devices, a new devpts
+	// Dev builds a minimal /dev: the device nodes in devices, a new devpts
 	// instance, /dev/shm and the fd links.
 	Dev
 	// Tmpfs mounts a private, empty, world-writable tmpfs.

@@ -3,8 +3,12 @@
 //
 // Generation is pure Go and builds on every OS, so profiles are unit-tested
 // (golden files, a well-formedness checker) on Linux as well; only applying
-// one needs a Mac. The darwin backend of the corral package runs
-// [SandboxExec] with [Profile.Command].
+// one needs a Mac. A [Runner] (every unix; tested on Linux with a stand-in
+// for sandbox-exec) runs each command through [SandboxExec] under a
+// profile of its own, with a private temporary directory; [Workdir] and
+// [LookPath] find the command's directory and executable as the command
+// itself would, hidden paths counted as missing. The darwin backend of the
+// corral package is a thin adapter over them.
 //
 // # Parameters, never paths
 //

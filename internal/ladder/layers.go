@@ -1,11 +1,3 @@
-// Package ladder is the rung ladder: what the host offers (the probe of
-// its layers, once per process) and which rung a sandbox runs on there,
-// with the reasons for every layer it goes without. Package corral names
-// its types (corral.Rung, corral.Layer, corral.LayerStatus,
-// corral.Fallback) and turns a refusal into a corral.SetupError; the Linux
-// backend (package nsjail) gives the namespace verdicts, packages landlock,
-// seccomp and seatbelt the others. docs/layers.md says what each rung
-// guarantees.
 package ladder
 
 // Rung is how strongly a sandbox contains its commands. corral uses the
