@@ -38,12 +38,15 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	withoutPlantingGuard(plan, s.AllowPlanting)
 	if s.Changeset != nil && plan.Rung != RungFull {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
 			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.Rung)}
 	}
-	if s.hasDests() && plan.Rung != RungFull {
-		return nil, s.destRefusal(plan.Rung)
+	if plan.Rung != RungFull {
+		if err := s.destsOn(plan.Rung); err != nil {
+			return nil, err
+		}
 	}
 	if s.hasPersist() && plan.Rung != RungFull {
 		return nil, s.persistRefusal(plan.Rung)

@@ -79,6 +79,28 @@ func seatbeltInput(s *spec) seatbelt.Input {
 	}
 }
 
+// SeatbeltProfile returns the Seatbelt profile a sandbox of c runs its
+// commands under on macOS, generated from the same input as the backend's:
+// tmpDir stands for the private directory made for each command, and with
+// NetworkAllow port 0 for each of the proxy's ports, chosen when the
+// sandbox is made. It is what `corral profile --platform darwin` prints.
+func (c Config) SeatbeltProfile(tmpDir string) (string, error) {
+	s, err := c.resolve()
+	if err != nil {
+		return "", err
+	}
+	in := seatbeltInput(s)
+	in.TempDir = tmpDir
+	if s.Network == NetworkAllow {
+		in.ProxyPorts = []int{0, 0}
+	}
+	p, err := seatbelt.Generate(in)
+	if err != nil {
+		return "", fromSeatbelt(err)
+	}
+	return p.String(), nil
+}
+
 // fromSeatbelt is the runner's error as the package's.
 func fromSeatbelt(err error) error {
 	var e *seatbelt.Error

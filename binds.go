@@ -43,6 +43,7 @@ type Bind struct {
 // resolveBinds validates c.Binds and c.WorkspaceDest after the other paths
 // are resolved.
 func (s *spec) resolveBinds(c Config) error {
+	s.RealPaths = c.RealPathsFallback
 	if len(c.Binds) == 0 && c.WorkspaceDest == "" {
 		return nil
 	}
@@ -136,12 +137,56 @@ func (s *spec) sandboxWorkspace() string {
 	return s.Workspace
 }
 
+// destsOn fits the destinations to rung, which has no mount namespace:
+// it refuses them, or with RealPaths shows each source at its host path.
+func (s *spec) destsOn(rung Rung) error {
+	if !s.hasDests() {
+		return nil
+	}
+	if !s.RealPaths {
+		return s.destRefusal(rung)
+	}
+	return s.atRealPaths(rung)
+}
+
 // destRefusal is the error of a sandbox with destinations on a rung that
 // cannot make them.
 func (s *spec) destRefusal(rung Rung) error {
 	d := s.dests()[0]
 	return &SetupError{Layer: LayerMountNS, Path: d.path, Err: fmt.Errorf(
-		"a mount destination (%s) needs a mount namespace, which rung %s does not have", d.field, rung)}
+		"a mount destination (%s) needs a mount namespace, which rung %s does not have "+
+			"(RealPathsFallback, real_paths_fallback in a config file, shows it at its host path instead)", d.field, rung)}
+}
+
+// atRealPaths drops the destinations for the sources' own paths: the
+// workspace at its path, each bind's source as a writable or read-only
+// path. A source in a hidden path cannot be shown there.
+func (s *spec) atRealPaths(rung Rung) error {
+	var moved []string
+	for _, b := range s.pathMap() {
+		for _, h := range s.Hidden {
+			if pathtree.Within(b.Source, h) {
+				return &SetupError{Layer: LayerMountNS, Path: b.Dest, Err: fmt.Errorf(
+					"rung %s has no mount namespace, and %s cannot be shown at its host path %s instead: it lies in the hidden path %s",
+					rung, b.Dest, b.Source, h)}
+			}
+		}
+		moved = append(moved, b.Dest+" is "+b.Source)
+	}
+	for _, b := range s.Binds {
+		switch {
+		case b.ReadOnly && !slices.Contains(s.ReadOnly, b.Source):
+			s.ReadOnly = append(s.ReadOnly, b.Source)
+		case !b.ReadOnly && !slices.Contains(s.Writable, b.Source):
+			s.Writable = append(s.Writable, b.Source)
+		}
+	}
+	s.WorkspaceDest, s.Binds = "", nil
+	if s.logf != nil {
+		s.logf("corral: rung %s has no mount namespace: paths are shown at their host paths (RealPathsFallback): %s",
+			rung, strings.Join(moved, ", "))
+	}
+	return nil
 }
 
 // sources maps each destination to its host source, for the mount plan.
@@ -191,6 +236,11 @@ func (sb *Sandbox) HostPath(p string) string {
 	}
 	return p
 }
+
+// Binds returns the sandbox's binds, their sources canonical: with
+// WorkspaceDir, every place whose path inside the sandbox is not the
+// host's (see SandboxPath and HostPath).
+func (sb *Sandbox) Binds() []Bind { return slices.Clone(sb.spec.Binds) }
 
 // WorkspaceDir returns where commands see the workspace: WorkspaceDest
 // when set, else the canonical workspace path.

@@ -78,6 +78,18 @@ type Config struct {
 	WorkspaceDest string
 	// Binds show further host paths at other paths inside the sandbox.
 	Binds []Bind
+	// RealPathsFallback lets a sandbox with destinations (WorkspaceDest,
+	// Binds) run on a rung without a mount namespace (the landlock rung,
+	// Seatbelt, or none with FallbackWarn) by showing each source at its
+	// own host path instead: the workspace at its path rather than at
+	// WorkspaceDest, each bind's source at its path, writable or read-only
+	// as the bind says, rather than at Dest. Sandbox.WorkspaceDir, Binds,
+	// SandboxPath and HostPath then say so (the tools of package tools
+	// follow them), and Logf gets one line naming each move. A source that
+	// lies in a hidden path cannot be shown at its own path: New fails then,
+	// as it does without this option, naming the destination and the rung.
+	// Off by default: a command told to look in /agent finds nothing there.
+	RealPathsFallback bool
 	// PersistHome, when set, gives commands a writable home that lasts
 	// from one command to the next: the caller's home directory is mounted
 	// as overlayfs with the host's home as its read-only lower layer and
@@ -254,9 +266,11 @@ type spec struct {
 	onViolation func(Violation)
 
 	// WorkspaceDest and Binds are the mount destinations; Binds' sources
-	// canonical.
+	// canonical. RealPaths shows them at their host paths on a rung
+	// without a mount namespace.
 	WorkspaceDest string
 	Binds         []Bind
+	RealPaths     bool
 	// PersistHome and PersistTmp are canonical; Home is the caller's home
 	// that PersistHome layers.
 	PersistHome, PersistTmp, Home string

@@ -70,7 +70,7 @@ func (s *spec) resolveCredentialStores(reveal []string) error {
 		return err
 	}
 	for _, st := range stores {
-		if slices.ContainsFunc(s.Hidden, func(h string) bool { return pathtree.Within(st.real, h) }) {
+		if slices.ContainsFunc(s.Hidden, func(h string) bool { return s.hides(h, st.real) }) {
 			continue // hidden already
 		}
 		if skip, err := s.storeConflict(st); skip || err != nil {
@@ -78,9 +78,9 @@ func (s *spec) resolveCredentialStores(reveal []string) error {
 		}
 		s.DefaultHidden = append(s.DefaultHidden, st.real)
 	}
-	s.Hidden = outermost(append(s.Hidden, s.DefaultHidden...))
+	s.Hidden = s.outermost(append(s.Hidden, s.DefaultHidden...))
 	s.Policy = slices.DeleteFunc(s.Policy, func(p string) bool {
-		return slices.ContainsFunc(s.Hidden, func(h string) bool { return pathtree.Within(p, h) })
+		return slices.ContainsFunc(s.Hidden, func(h string) bool { return s.hides(h, p) })
 	})
 	for _, p := range s.Policy {
 		if !slices.Contains(s.ReadOnly, p) {
@@ -104,6 +104,20 @@ func (s *spec) storeConflict(st store) (skip bool, err error) {
 			", a credential store hidden by default; add it to Reveal (--reveal " + st.name + ") to use it"}
 	}
 	return false, nil
+}
+
+// hides reports whether hiding h leaves nothing of p to show: p lies in
+// h, and not in the source of a destination that lies in h, which shows
+// it again at the destination (a bind's source, or a workspace shown at
+// WorkspaceDest, may lie in a hidden path; a path hidden inside it must
+// stay hidden there).
+func (s *spec) hides(h, p string) bool {
+	if !pathtree.Within(p, h) {
+		return false
+	}
+	return !slices.ContainsFunc(s.pathMap(), func(b Bind) bool {
+		return pathtree.Within(p, b.Source) && pathtree.Within(b.Source, h)
+	})
 }
 
 // store is a credential store as named and as it resolves.
@@ -182,12 +196,12 @@ func readable(p string) bool {
 	return true
 }
 
-// outermost drops every path that lies strictly inside another of ps: a
+// outermost drops every path that hiding another of ps hides already: a
 // hidden directory shows nothing beneath it to hide again.
-func outermost(ps []string) []string {
+func (s *spec) outermost(ps []string) []string {
 	var out []string
 	for _, p := range ps {
-		inside := slices.ContainsFunc(ps, func(q string) bool { return q != p && pathtree.Within(p, q) })
+		inside := slices.ContainsFunc(ps, func(q string) bool { return q != p && s.hides(q, p) })
 		if !inside && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

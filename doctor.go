@@ -36,12 +36,13 @@ type Report struct {
 // offers and the rung a sandbox built from cfg would use. Unlike New, which
 // takes the namespaces as given where nothing argues against them, it tries
 // every one. On macOS the one layer is seatbelt: whether
-// /usr/bin/sandbox-exec applies a profile. Only Mode, Network, Fallback and
-// AllowUnixSockets of cfg matter, and Reveal for the credential stores
-// hidden by default; paths are not checked. The error reports an invalid
-// field.
+// /usr/bin/sandbox-exec applies a profile. Only Mode, Network, Fallback,
+// AllowUnixSockets and AllowPlanting of cfg matter (the last says whether
+// a rung without the guard of protected names goes without something),
+// and Reveal for the credential stores hidden by default; paths are not
+// checked. The error reports an invalid field.
 func Doctor(cfg Config) (*Report, error) {
-	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace}
+	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace, AllowPlanting: cfg.AllowPlanting}
 	if err := s.resolveChoices(cfg); err != nil {
 		return nil, err
 	}
@@ -77,6 +78,7 @@ func report(h *ladder.Host, s *spec) *Report {
 		r.Problem = string(se.Layer) + ": " + se.Err.Error()
 		return r
 	}
+	withoutPlantingGuard(plan, s.AllowPlanting)
 	r.Rung, r.OK = plan.Rung, true
 	for _, l := range plan.Without {
 		r.Without = append(r.Without, string(l.Name))

@@ -41,8 +41,10 @@ func New(cfg Config) (*Sandbox, error) {
 	if !initCalled.Load() {
 		return nil, ErrNoInit
 	}
-	if s.hasDests() && runtime.GOOS != "linux" {
-		return nil, s.destRefusal(RungSeatbelt)
+	if runtime.GOOS != "linux" {
+		if err := s.destsOn(RungSeatbelt); err != nil {
+			return nil, err
+		}
 	}
 	if s.hasPersist() && runtime.GOOS != "linux" {
 		return nil, s.persistRefusal(RungSeatbelt)

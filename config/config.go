@@ -78,6 +78,10 @@ type Sandbox struct {
 	// Binds show host paths at other paths inside the sandbox
 	// (corral.Config.Binds), Source made absolute.
 	Binds []corral.Bind
+	// RealPathsFallback shows the workspace and Binds at their host paths
+	// on a rung without a mount namespace instead of failing
+	// (corral.Config.RealPathsFallback); false unless the file says true.
+	RealPathsFallback bool `json:",omitempty"` // omitted when false: the hash of a sandbox that does not set it stays as it was
 	// Workspace is empty when the file leaves it to the program, which
 	// usually derives it from the agent's id.
 	Workspace     string
@@ -238,6 +242,8 @@ func (s Sandbox) CorralConfig() corral.Config {
 		PolicyFiles:      policyFiles(s.ConfigFile),
 		Limits:           s.Limits,
 		Binds:            slices.Clone(s.Binds),
+
+		RealPathsFallback: s.RealPathsFallback,
 	}
 }
 

@@ -33,6 +33,8 @@
 //	prune_max_age = "168h"      # or this old
 //	media_dir = "/srv/inbound"  # where inbound media may be copied from
 //	binds = [{source = "/srv/data", dest = "/data", read_only = true}] # shown at another path
+//	real_paths_fallback = false # true: without a mount namespace (landlock rung), show
+//	                            # the workspace and binds at their host paths instead of failing
 //
 //	[agents.tools]              # which tools the agent is offered (see [Tools])
 //	allow = ["*_file", "shell"] # '*' matches any run of characters; empty: all

@@ -27,7 +27,7 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 	}
 	for _, f := range []struct{ dst, src **bool }{
 		{&m.AllowHome, &def.AllowHome}, {&m.AllowUnixSockets, &def.AllowUnixSockets},
-		{&m.AllowPtrace, &def.AllowPtrace}, {&m.PersistHome, &def.PersistHome},
+		{&m.AllowPtrace, &def.AllowPtrace}, {&m.PersistHome, &def.PersistHome}, {&m.RealPaths, &def.RealPaths},
 	} {
 		if *f.dst == nil {
 			*f.dst = *f.src

@@ -71,6 +71,7 @@ type sandboxDoc struct {
 	PruneMaxAge     *string    `toml:"prune_max_age"`
 	MediaDir        *string    `toml:"media_dir"`
 	Binds           []bindDoc  `toml:"binds"`
+	RealPaths       *bool      `toml:"real_paths_fallback"`
 
 	Zones []declDoc `toml:"zones"`
 }
@@ -176,6 +177,8 @@ var sandboxKeys = map[string]string{
 	"binds[].source":     "a string",
 	"binds[].dest":       "a string",
 	"binds[].read_only":  "a boolean",
+
+	"real_paths_fallback": "a boolean",
 
 	"zones":                   "an array of tables",
 	"zones[]":                 "a table",

@@ -244,9 +244,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults, zones`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
 		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of sandbox, tools`, 1},
@@ -278,7 +278,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox, tools`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
@@ -478,4 +478,15 @@ deny = []
 	cfg, err = parseDoc(t, "[[agents]]\nid = \"a\"\n")
 	require.NoError(t, err)
 	assert.Equal(t, Tools{}, cfg.Agents[0].Tools, "no policy: nil lists")
+}
+
+func TestParseRealPathsFallback(t *testing.T) {
+	doc := "[defaults.sandbox]\nreal_paths_fallback = true\n[[agents]]\nid = \"a\"\n[[agents]]\nid = \"b\"\n[agents.sandbox]\nreal_paths_fallback = false\n"
+	cfg, err := Parse(strings.NewReader(doc), "/etc/corral/agents.toml")
+	require.NoError(t, err)
+	assert.True(t, cfg.Agents[0].Sandbox.RealPathsFallback, "from the defaults")
+	assert.True(t, cfg.Agents[0].Sandbox.CorralConfig().RealPathsFallback)
+	assert.False(t, cfg.Agents[1].Sandbox.RealPathsFallback, "the agent's own wins")
+	_, err = Parse(strings.NewReader("[[agents]]\nid = \"a\"\n[agents.sandbox]\nreal_paths_fallback = \"yes\"\n"), "x.toml")
+	assert.ErrorContains(t, err, "want a boolean")
 }

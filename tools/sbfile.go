@@ -61,7 +61,7 @@ func (f *SandboxFile) Read(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := f.script(ctx, op, p, readScript, "", int(f.MaxReadBytes)+1, r.abs, strconv.FormatInt(f.MaxReadBytes+1, 10))
+	out, err := f.script(ctx, op, p, readScript, "", int(f.MaxReadBytes)+1, f.r.ws.out(r.abs), strconv.FormatInt(f.MaxReadBytes+1, 10))
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +82,7 @@ func (f *SandboxFile) Write(ctx context.Context, p, content string) error {
 	if IsProtectedFile(r.abs) || IsProtectedFile(p) {
 		return &PathError{Op: op, Path: p, Err: ErrProtected}
 	}
-	_, err = f.script(ctx, op, p, writeScript, content, 0, r.abs)
+	_, err = f.script(ctx, op, p, writeScript, content, 0, f.r.ws.out(r.abs))
 	return err
 }
 
@@ -111,7 +111,7 @@ func (f *SandboxFile) List(ctx context.Context, p string) ([]Entry, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	out, err := f.script(ctx, op, p, listScript, "", 64<<20, r.abs)
+	out, err := f.script(ctx, op, p, listScript, "", 64<<20, f.r.ws.out(r.abs))
 	if err != nil {
 		return nil, false, err
 	}

@@ -58,7 +58,7 @@ func (s *SendFile) Load(args SendFileArgs) (*Attachment, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readRegular(s.ws, r, op, args.FilePath, MaxSendFileBytes)
+	data, err := readRegular(r, op, args.FilePath, MaxSendFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -28,14 +28,30 @@
 //
 // # What the worker sees
 //
-// [FS] is the file tools' view: "/" lists the zone names, paths are
-// /NAME/..., and errors are an ordinary file system's ("read-only file
-// system", "no such file or directory", "operation not permitted"); they
-// name the worker's path, never the host's, and never speak of zones.
+// Its file tool (tools.ZoneFile, built on a [Worker]) lists the zone names
+// at "/", takes paths /NAME/..., and fails with an ordinary file system's
+// errors ("read-only file system", "no such file or directory",
+// "operation not permitted"); they name the worker's path, never the
+// host's, and never speak of zones. It decides each change here
+// ([Access.Decide], [Access.Authorize]) and does the I/O in
+// [Worker.FileSandbox] of the zone, so it reaches what the worker's
+// commands reach.
+// [FS] is the same view done in-process, for callers without a sandbox:
+// it knows the zones' modes and approvals but not the sandbox's rules
+// inside a zone (hidden paths, git's protected files).
+//
+// # Several workers
+//
+// A worker's changeset begins again over the zones before each command
+// ([Worker.Command]), so another worker's change that landed first is what
+// the command sees. A change landing on a file while a command works on
+// it makes [Worker.Review] apply nothing and return a [*ConflictError];
+// [Worker.Discard] drops the waiting changes.
 //
 // # Limitations
 //
-// This package decides and does file I/O in-process; it starts no
-// sandbox. Commands a worker runs are contained by the sandbox built from
-// its Access, which shows each zone at /NAME.
+// [Worker] builds sandboxes; the rest of the package decides and does
+// file I/O in-process. A zone needs a mount namespace (the full rung).
+// [Access.SandboxConfig] hides only zones whose directories exist:
+// [MakeZones] (which [NewWorker] calls) creates the missing ones.
 package zones

@@ -146,7 +146,7 @@ func (f *FS) Write(ctx context.Context, p string, data []byte) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fail("write", p, err)
 	}
-	req := Request{Op: OpWrite, Path: p, Size: int64(len(data)), Diff: textDiff(p, old, data)}
+	req := WriteRequest(p, old, data)
 	if err := f.access.Authorize(ctx, f.approver, "write", req); err != nil {
 		return err
 	}
@@ -202,6 +202,13 @@ func (f *FS) Delete(ctx context.Context, p string) error {
 		return fail("remove", p, err)
 	}
 	return nil
+}
+
+// WriteRequest is the Request of a write that makes the worker's file p
+// hold data where it held old (nil for a new file): its size, and a
+// unified diff when both are text.
+func WriteRequest(p string, old, data []byte) Request {
+	return Request{Op: OpWrite, Path: p, Size: int64(len(data)), Diff: textDiff(p, old, data)}
 }
 
 // textDiff is a unified diff from old to new when both are text, else "".

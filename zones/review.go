@@ -38,7 +38,10 @@ const maxReviewDiff = 1 << 20
 // deleted directory only when every deletion beneath it is approved. A nil
 // ap refuses whatever needs approval. Changes in a directory of cs that is
 // not a zone (the worker's own workspace, overlaid with the zones) apply
-// without asking, as they do when nothing is reviewed.
+// without asking, as they do when nothing is reviewed. When a file changed
+// was also changed by another writer since the changeset began (another
+// worker's reviewed changes to the same zone, say), nothing applies and
+// the error is a *ConflictError.
 func (a *Access) Review(ctx context.Context, cs *changeset.Changeset, ap Approver) (*Reviewed, error) {
 	changes, err := cs.List()
 	if err != nil {
@@ -83,7 +86,7 @@ func (a *Access) Review(ctx context.Context, cs *changeset.Changeset, ap Approve
 	}
 	_, err = cs.Apply(changeset.ApplyOptions{Select: func(ch changeset.Change) bool { return ok[ch.RealPath()] }})
 	if err != nil {
-		return rv, err
+		return nil, a.conflict(err, rv)
 	}
 	return rv, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/preflight"
-	"github.com/corralhq/corral/seatbelt"
 )
 
 func newProfileCmd() *cobra.Command {
@@ -198,19 +197,7 @@ func printProtected(w io.Writer, cfg corral.Config) {
 }
 
 func printSeatbelt(w io.Writer, cfg corral.Config, hidden []string) error {
-	p, err := seatbelt.Generate(seatbelt.Input{
-		Workspace:   cfg.Workspace,
-		Writable:    cfg.WritablePaths,
-		ReadOnly:    cfg.ReadOnlyPaths,
-		Hidden:      append(slices.Clone(cfg.HiddenPaths), hidden...),
-		Protected:   cfg.Protected(),
-		TempDir:     filepath.Join(tempDir(), "corral-*"),
-		NetworkNone: cfg.Network == corral.NetworkNone,
-		// The proxy's ports are chosen when the sandbox is made: 0 stands
-		// for them here.
-		ProxyPorts: proxyPlaceholder(cfg),
-		Locate:     seatbelt.LocateProtected,
-	})
+	p, err := cfg.SeatbeltProfile(filepath.Join(tempDir(), "corral-*"))
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/tools"
 	"github.com/corralhq/corral/zones"
 )
 
@@ -131,19 +132,30 @@ func makeProject(dir string) ([]zones.Zone, error) {
 	return project, zones.Check(project)
 }
 
-// childWork is what the child does with its file tools and its shell.
+// childWork is what the child does with its file tool and its shell. The
+// file tool does its I/O in a sandbox of the child's, so it reaches what
+// the child's commands reach.
 func childWork(ctx context.Context, w io.Writer, child *zones.Worker, d *Delegation) error {
-	fs := child.Files()
-	d.ChildSees, _ = fs.List("/")
+	fs, err := tools.NewZoneFile(child)
+	if err != nil {
+		return err
+	}
+	top, _, err := fs.List(ctx, "/")
+	if err != nil {
+		return err
+	}
+	for _, e := range top {
+		d.ChildSees = append(d.ChildSees, e.Name)
+	}
 	fmt.Fprintf(w, "  list / → %q\n", d.ChildSees)
 	for _, call := range []struct {
 		what string
 		do   func() error
 	}{
-		{"write /data/summary.md", func() error { return fs.Write(ctx, "/data/summary.md", []byte("# Summary\n")) }},
-		{"write /data/cleanup.sh", func() error { return fs.Write(ctx, "/data/cleanup.sh", []byte("rm -rf /data\n")) }},
+		{"write /data/summary.md", func() error { return fs.Write(ctx, "/data/summary.md", "# Summary\n") }},
+		{"write /data/cleanup.sh", func() error { return fs.Write(ctx, "/data/cleanup.sh", "rm -rf /data\n") }},
 		{"delete /data/raw.csv", func() error { return fs.Delete(ctx, "/data/raw.csv") }},
-		{"read /reports/q3.md", func() error { _, err := fs.Read("/reports/q3.md"); return err }},
+		{"read /reports/q3.md", func() error { _, err := fs.Read(ctx, "/reports/q3.md"); return err }},
 	} {
 		res := "ok"
 		if err := call.do(); err != nil {

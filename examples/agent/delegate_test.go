@@ -24,7 +24,7 @@ func TestDelegate(t *testing.T) {
 		"write /data/summary.md: ok",
 		"write /data/cleanup.sh: write /data/cleanup.sh: permission denied: the change was not approved",
 		"delete /data/raw.csv: remove /data/raw.csv: operation not permitted",
-		"read /reports/q3.md: read /reports/q3.md: no such file or directory",
+		"read /reports/q3.md: read /reports/q3.md: does not exist",
 	}, d.FileResults)
 	assert.Equal(t, "notes.md\nsummary.md\ntable.csv\n", d.ChildShell, "the command sees its own writes")
 	var applied, refused, blocked []string

@@ -56,5 +56,7 @@ func TestSessions(t *testing.T) {
 	assert.Contains(t, rep.MainOut, "/helper/workspace")
 	assert.Equal(t, "/workspace\n- answer the chat\n/agent is read-only\n", rep.ChatOut)
 	assert.Equal(t, "scratch\ndraft\n", rep.ChatAgain)
+	assert.Equal(t, "- answer the chat\n", rep.ChatFileRead, "the file tool reads /agent as the shell does")
+	assert.Equal(t, "write /agent/TODO.md: read-only file system", rep.ChatFileWrite)
 	assert.Contains(t, log.String(), "persistent sandbox helper/chat-42")
 }

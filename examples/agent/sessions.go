@@ -35,6 +35,7 @@ type SessionReport struct {
 	MainSandboxed, ChatSandboxed bool
 	ChatReadOnly                 bool
 	MainOut, ChatOut, ChatAgain  string
+	ChatFileRead, ChatFileWrite  string
 }
 
 // runSessions resolves two sessions of one agent through the runtime: the
@@ -85,11 +86,17 @@ func runSessions(ctx context.Context, w io.Writer) (*SessionReport, error) {
 		return nil, err
 	}
 	rep.ChatSandboxed, rep.ChatReadOnly = chat.Sandboxed, chat.ReadOnlyWorkspace()
-	// With a read-only agent workspace, a program offers no tool that
-	// writes it: here the file tool works on the session's own workspace.
-	if _, err := tools.NewFileAt(chat.Sandbox.Workspace(), chat.Sandbox.WorkspaceDir()); err != nil {
+	// The file tool takes paths as the session's commands see them:
+	// /workspace is the session's own, /agent the agent's, read-only.
+	file, err := tools.NewFileFor(chat.Sandbox)
+	if err != nil {
 		return nil, err
 	}
+	if rep.ChatFileRead, err = file.Read("/agent/TODO.md"); err != nil {
+		return nil, err
+	}
+	rep.ChatFileWrite = fmt.Sprint(file.Write("/agent/TODO.md", "x"))
+	fmt.Fprintf(w, "session chat-42, file tool: read /agent/TODO.md → %q; write it → %s\n", rep.ChatFileRead, rep.ChatFileWrite)
 	script := `pwd; cat /agent/TODO.md; echo draft > /workspace/reply.md; echo scratch > /tmp/scratch;
 (echo x >> /agent/TODO.md) 2>/dev/null || echo "/agent is read-only"`
 	if rep.ChatOut, err = shellIn(ctx, chat, script); err != nil {
