@@ -26,6 +26,9 @@ type Options struct {
 	// Tools sets the timeouts, output caps and tools bin directory of
 	// shell and exec.
 	Tools tools.Options
+	// Files, when set, is what the file tools act on instead of the
+	// sandbox's workspace: ZoneFiles for an agent's zones.
+	Files Files
 	// Changeset is the changeset directory the sandbox writes to
 	// (corral.Config.Changeset), which the changes tool shows; empty
 	// offers no changes tool.
@@ -53,7 +56,8 @@ type Server struct {
 	mcp       *mcp.Server
 	shell     *tools.Shell
 	exec      *tools.Exec
-	files     *tools.SandboxFile
+	files     Files
+	zones     bool // files are an agent's zones: paths are /NAME/...
 	changeset string
 	names     []string
 
@@ -79,8 +83,11 @@ func New(sb *corral.Sandbox, opts Options) (*Server, error) {
 	if s.exec, err = tools.NewExec(sb, opts.Tools); err != nil {
 		return nil, err
 	}
-	if s.files, err = tools.NewSandboxFile(sb); err != nil {
-		return nil, err
+	s.files, s.zones = opts.Files, opts.Files != nil
+	if s.files == nil {
+		if s.files, err = tools.NewSandboxFile(sb); err != nil {
+			return nil, err
+		}
 	}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	version := opts.Version
@@ -124,7 +131,11 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // running and waits for them to end.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	// The SDK's Run waits for the calls in flight before it returns, so
-	// the end of the input must cancel them first.
+	// the end of the input, or of ctx, must cancel them first: a read of
+	// stdin that closing it does not interrupt would otherwise wait for a
+	// call that waits for its command.
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
 	err := s.mcp.Run(ctx, &endTransport{Transport: t, end: s.cancel})
 	s.Close()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

@@ -42,6 +42,8 @@ func newHost(t *testing.T, changeset bool) *host {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(h.ws, "hello.txt"), []byte("hello\nworld\nworld\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.ws, ".vscode"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(h.ws, ".vscode", "settings.json"), []byte("{}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(h.secrets, "token"), []byte("hidden token\n"), 0o644))
 	cfg := corral.Config{
 		Workspace: h.ws,
@@ -181,6 +183,11 @@ func TestShellAndExec(t *testing.T) {
 		{"empty command", "shell", map[string]any{"command": " "}, true, []string{"invalid command: empty"}},
 		{"dir outside", "shell", map[string]any{"command": "true", "working_dir": "/"}, true, []string{"outside the workspace"}},
 		{"missing argument", "shell", map[string]any{}, true, []string{"command"}},
+		{"unknown argument", "shell", map[string]any{"command": "true", "cwd": "/"}, true, []string{"cwd"}},
+		{"argument's case", "shell", map[string]any{"Command": "true"}, true, []string{"Command"}},
+		{"wrong type", "shell", map[string]any{"command": 3}, true, []string{"command"}},
+		{"fractional timeout", "shell", map[string]any{"command": "true", "timeout_seconds": 1.5}, true, []string{"timeout_seconds"}},
+		{"wrong env type", "exec", map[string]any{"program": "true", "env": map[string]any{"A": 1}}, true, []string{"env"}},
 		{"exec", "exec", map[string]any{"program": "printf", "args": []string{"%s-%s", "a b", "c"}}, false, []string{"a b-c"}},
 		{"exec env", "exec", map[string]any{"program": "sh", "args": []string{"-c", "echo $GREETING"}, "env": map[string]string{"GREETING": "hey"}}, false, []string{"hey"}},
 		{"exec not found", "exec", map[string]any{"program": "no-such-program"}, true, []string{"no-such-program"}},
@@ -219,7 +226,9 @@ func TestFileTools(t *testing.T) {
 		{"edit no match", "edit_file", map[string]any{"path": "hello.txt", "old_string": "moon", "new_string": "x"}, true, "old_string was not found"},
 		{"edit several", "edit_file", map[string]any{"path": "hello.txt", "old_string": "world", "new_string": "x"}, true, "occurs 2 times"},
 		{"edit missing", "edit_file", map[string]any{"path": "nope.txt", "old_string": "a", "new_string": "b"}, true, "does not exist"},
-		{"list", "list_files", map[string]any{}, false, "hello.txt (18 bytes)\nsub/\n"},
+		{"write protected", "write_file", map[string]any{"path": ".vscode/settings.json", "content": "{\"x\": 1}"}, true, "Read-only file system"},
+		{"edit protected", "edit_file", map[string]any{"path": ".vscode/settings.json", "old_string": "{}", "new_string": "{\"x\": 1}"}, true, "Read-only file system"},
+		{"list", "list_files", map[string]any{}, false, ".vscode/\nhello.txt (18 bytes)\nsub/\n"},
 		{"list sub", "list_files", map[string]any{"path": "sub"}, false, "new/\n"},
 		{"list file", "list_files", map[string]any{"path": "hello.txt"}, true, "not a directory"},
 	}
@@ -233,6 +242,25 @@ func TestFileTools(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(h.ws, "hello.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello\nworld\nworld\n", string(data), "failed edits change nothing")
+	data, err = os.ReadFile(filepath.Join(h.ws, ".vscode", "settings.json"))
+	require.NoError(t, err)
+	assert.Equal(t, "{}\n", string(data), "the protected file is unchanged")
+	// Control: the host can write the same file, so the refusal was the
+	// sandbox's.
+	require.NoError(t, os.WriteFile(filepath.Join(h.ws, ".vscode", "settings.json"), []byte("{\"x\": 1}"), 0o644))
+}
+
+// TestChangesFailure: a changeset directory that is not one is an error
+// result naming it.
+func TestChangesFailure(t *testing.T) {
+	h := newHost(t, false)
+	bogus := filepath.Join(h.base, "not-a-changeset")
+	require.NoError(t, os.WriteFile(bogus, []byte("x"), 0o644))
+	_, cs := newServer(t, h, Options{Changeset: bogus})
+	got, isErr := call(t, cs, "changes", map[string]any{"diff": true})
+	assert.True(t, isErr, got)
+	assert.Contains(t, got, "Error: ")
+	assert.Contains(t, got, bogus)
 }
 
 func TestChanges(t *testing.T) {
@@ -390,4 +418,28 @@ func TestEscapeThroughShell(t *testing.T) {
 	require.NoError(t, err, "control: the same command on the host: %s", out)
 	assert.Contains(t, string(out), "hidden token")
 	assert.FileExists(t, target)
+}
+
+// TestRunEndsWithContext: when Run's context ends during a call, Run
+// cancels the call, whose command is killed, and returns; it would wait an
+// hour for the command otherwise.
+func TestRunEndsWithContext(t *testing.T) {
+	h := newHost(t, false)
+	srv, err := New(h.sb, Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	ran := make(chan error, 1)
+	go func() { ran <- srv.Run(ctx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+		"command": "echo started > started; sleep 3600; echo finished > finished", "timeout_seconds": 1800,
+	}})
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(h.ws, "started")); return err == nil },
+		time.Minute, 10*time.Millisecond)
+	cancel()
+	require.NoError(t, <-ran)
+	assert.NoFileExists(t, filepath.Join(h.ws, "finished"))
 }

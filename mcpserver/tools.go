@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralhq/corral/changeset"
@@ -62,28 +64,69 @@ type tool struct {
 
 // catalog lists every tool in the order offered.
 func (s *Server) catalog() []tool {
+	in, list := "inside the workspace", "List a directory inside the workspace: names, types and sizes."
+	if s.zones {
+		in = "in one of the agent's zones, at /ZONE/... (list_files of / lists them)"
+		list = "List a directory of the agent's zones (/ lists the zones, /ZONE/... their files): names, types and sizes. Commands see the same zones at the same paths."
+	}
 	return []tool{
 		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command.", s.runShell),
 		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell. Returns the exit status, stdout and stderr.", s.runExec),
-		def(s, ToolReadFile, "Read a text file inside the workspace (up to 1 MiB).", s.readFile),
-		def(s, ToolWriteFile, "Create or replace a file inside the workspace with the given content, creating parent directories.", s.writeFile),
-		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file inside the workspace. Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
-		def(s, ToolListFiles, "List a directory inside the workspace: names, types and sizes.", s.listFiles),
+		def(s, ToolReadFile, "Read a text file "+in+" (up to 1 MiB).", s.readFile),
+		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories.", s.writeFile),
+		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file "+in+". Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
+		def(s, ToolListFiles, list, s.listFiles),
 		def(s, ToolChanges, "Show the changes commands made to the workspace, kept in a changeset for review instead of written to the files: a list of changed paths, or a unified diff.", s.changes),
 	}
 }
 
-// def ties a handler of typed input to a tool: the SDK infers the input
-// schema from In and validates arguments against it.
+// def ties a handler of typed input to a tool. The input schema is
+// inferred from In once; each call's arguments are checked against it and
+// decoded with encoding/json (see decodeArgs), not by the SDK's typed
+// handler, whose decoder allocates a 32 KiB buffer for each of the two
+// values it decodes per call.
 func def[In any](s *Server, name, desc string, h func(context.Context, In) *mcp.CallToolResult) tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %s: %v", name, err)) // a programming error: the types are ours
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %s: %v", name, err))
+	}
 	return tool{name: name, add: func(m *mcp.Server) {
-		mcp.AddTool(m, &mcp.Tool{Name: name, Description: desc},
-			func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		m.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var in In
+				if err := decodeArgs(req.Params.Arguments, resolved, &in); err != nil {
+					return errorResult(err), nil
+				}
 				ctx, done := s.call(ctx)
 				defer done()
-				return h(ctx, in), nil, nil
+				return h(ctx, in), nil
 			})
 	}}
+}
+
+// decodeArgs checks a call's arguments against the tool's schema (types,
+// required and unknown properties) and decodes them into in.
+func decodeArgs(raw json.RawMessage, schema *jsonschema.Resolved, in any) error {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return fmt.Errorf("arguments: not a JSON object: %w", err)
+		}
+	}
+	if err := schema.Validate(args); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, in); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	return nil
 }
 
 func (s *Server) runShell(ctx context.Context, in shellIn) *mcp.CallToolResult {
@@ -128,7 +171,10 @@ func (s *Server) editFile(ctx context.Context, in editIn) *mcp.CallToolResult {
 
 func (s *Server) listFiles(ctx context.Context, in listIn) *mcp.CallToolResult {
 	p := in.Path
-	if p == "" {
+	switch {
+	case p == "" && s.zones:
+		p = "/"
+	case p == "":
 		p = "."
 	}
 	entries, cut, err := s.files.List(ctx, p)

@@ -262,7 +262,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	found := slices.Clone(names)
 	for _, n := range names {
 		p := join(dir, n)
-		if slices.ContainsFunc(s.skip, func(k string) bool { return pathtree.Within(p, k) }) {
+		if s.skipped(root, p) {
 			continue
 		}
 		var st unix.Stat_t
@@ -273,7 +273,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	kept := subdirs[:0]
 	for _, n := range subdirs {
 		p := join(dir, n)
-		if slices.Contains(roots, p) || slices.ContainsFunc(s.skip, func(k string) bool { return pathtree.Within(p, k) }) {
+		if slices.Contains(roots, p) || s.skipped(root, p) {
 			continue
 		}
 		kept = append(kept, n)
@@ -285,6 +285,14 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
 		s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, names: found}
 	}
+}
+
+// skipped reports whether p, inside the writable root, lies in a read-only
+// or hidden path of that root. One above the root does not count: the
+// root is mounted writable over it, so what lies in the root is writable
+// and must be protected.
+func (s *Session) skipped(root, p string) bool {
+	return slices.ContainsFunc(s.skip, func(k string) bool { return pathtree.Within(k, root) && pathtree.Within(p, k) })
 }
 
 // list reads dir's entries straight from getdents, using the type each
