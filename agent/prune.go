@@ -27,8 +27,8 @@ type Rules struct {
 	Idle, MaxAge time.Duration
 }
 
-// DefaultRules are the built-in ones.
-var DefaultRules = Rules{Idle: DefaultPruneIdle, MaxAge: DefaultPruneMaxAge}
+// DefaultRules returns the built-in ones.
+func DefaultRules() Rules { return Rules{Idle: DefaultPruneIdle, MaxAge: DefaultPruneMaxAge} }
 
 // due reports whether e is to be pruned at now.
 func (r Rules) due(e Entry, now time.Time) bool {
@@ -42,7 +42,7 @@ func rulesFor(cfg *config.Config, agent string) (r Rules, known bool) {
 	if a, ok := cfg.Agent(agent); ok {
 		return Rules{Idle: a.Sandbox.PruneIdle, MaxAge: a.Sandbox.PruneMaxAge}, true
 	}
-	return DefaultRules, agent == ""
+	return DefaultRules(), agent == ""
 }
 
 // Prune removes the sandboxes due by their agent's rules, with their state,

@@ -2,6 +2,7 @@ package changeset
 
 import (
 	"errors"
+	"github.com/corralhq/corral/internal/pathtree"
 	"io/fs"
 	"os"
 	"path"
@@ -64,7 +65,7 @@ func (d *deepRoot) dir(p string) (*os.Root, error) {
 		return d.top, nil
 	}
 	for n := len(d.dirs); n > 0; n-- {
-		if last := d.dirs[n-1]; last == p || strings.HasPrefix(p, last+"/") {
+		if pathtree.Within(p, d.dirs[n-1]) {
 			break
 		}
 		d.drop(n - 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/corralhq/corral/internal/pathtree"
 	"io"
 	"io/fs"
 	"maps"
@@ -509,7 +510,7 @@ func (u *unpacker) clearPath(name string, keepDir bool) error {
 	}
 	if fi.IsDir() {
 		for d := range u.dirs {
-			if d == name || strings.HasPrefix(d, name+"/") {
+			if pathtree.Within(d, name) {
 				delete(u.dirs, d)
 			}
 		}

@@ -21,9 +21,9 @@ type Policy struct {
 	Deny  []string `json:"deny,omitempty"`
 }
 
-// DefaultPolicy is the built-in level under every configured one: every
+// DefaultPolicy returns the built-in level under every configured one: every
 // tool allowed.
-var DefaultPolicy = Policy{}
+func DefaultPolicy() Policy { return Policy{} }
 
 // Allows reports whether the policy offers the tool called name.
 func (p Policy) Allows(name string) bool {
@@ -81,7 +81,7 @@ func isNameRune(c rune) bool {
 // Allow and Deny are resolved separately, so an agent that only denies a
 // tool keeps the global allow list.
 func Layered(levels ...Policy) Policy {
-	out := DefaultPolicy
+	out := DefaultPolicy()
 	allowSet, denySet := false, false
 	for _, l := range levels {
 		if !allowSet && l.Allow != nil {

@@ -62,7 +62,7 @@ func TestLayered(t *testing.T) {
 	// An explicit empty list at the agent level clears the global one.
 	p = Layered(Policy{Deny: []string{}}, global)
 	assert.True(t, p.Allows("write_file"))
-	assert.Equal(t, DefaultPolicy, Layered())
+	assert.Equal(t, DefaultPolicy(), Layered())
 }
 
 func TestPolicyValidate(t *testing.T) {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"github.com/corralhq/corral/internal/pathtree"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func (w workspace) mounts() []mount { return append([]mount{w.mount}, w.binds...
 // host: the mount whose destination holds p, and p inside its source.
 func (w workspace) locate(p string) (string, mount, bool) {
 	for _, m := range w.mounts() {
-		if rel, ok := inside(m.shown(), p); ok {
+		if rel, ok := pathtree.Rel(m.shown(), p); ok {
 			return filepath.Join(m.root, rel), m, true
 		}
 	}
@@ -63,7 +64,7 @@ func (w workspace) locate(p string) (string, mount, bool) {
 // out translates the host path p to where the sandbox shows it.
 func (w workspace) out(p string) string {
 	for _, m := range w.mounts() {
-		if rel, ok := inside(m.root, p); ok {
+		if rel, ok := pathtree.Rel(m.root, p); ok {
 			return filepath.Join(m.shown(), rel)
 		}
 	}
@@ -174,7 +175,7 @@ func (w workspace) resolve(op, p string) (resolved, error) {
 	if err != nil {
 		return resolved{}, &PathError{Op: op, Path: p, Err: err}
 	}
-	rel, ok := inside(m.root, canon)
+	rel, ok := pathtree.Rel(m.root, canon)
 	if !ok {
 		return resolved{}, &PathError{Op: op, Path: p, Resolved: w.out(canon), Workspace: w.shown(), Err: ErrOutsideWorkspace}
 	}
@@ -220,7 +221,7 @@ func (w workspace) dir(p string) (string, error) {
 	if err != nil {
 		return "", &PathError{Op: op, Path: p, Err: err}
 	}
-	if _, ok := inside(m.root, canon); !ok {
+	if _, ok := pathtree.Rel(m.root, canon); !ok {
 		return "", &PathError{Op: op, Path: p, Resolved: w.out(canon), Workspace: w.shown(), Err: ErrOutsideWorkspace}
 	}
 	fi, err := os.Stat(canon)
@@ -263,17 +264,4 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// inside reports whether p is root or lies beneath it, and p relative to root.
-func inside(root, p string) (string, bool) {
-	if p == root {
-		return ".", true
-	}
-	prefix := root
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	rel, ok := strings.CutPrefix(p, prefix)
-	return rel, ok
 }
