@@ -2,7 +2,6 @@ package corral_test
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,31 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
-// copyOfSelf copies this test binary, a program that calls corral.Init
-// first as the corral CLI does, to serve as a helper.
-func copyOfSelf(t *testing.T) string {
-	t.Helper()
-	self, err := os.Executable()
-	require.NoError(t, err)
-	in, err := os.Open(self)
-	require.NoError(t, err)
-	defer in.Close()
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o755))
-	path := filepath.Join(dir, "corral-helper")
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
-	return path
-}
-
 func TestHelperRunsTheInits(t *testing.T) {
-	helper := copyOfSelf(t)
+	helper := hosttest.CopySelf(t, "corral-helper")
 	for _, tc := range []struct {
 		name           string
 		viaEnv, direct bool

@@ -3,7 +3,6 @@ package nsjail
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,40 +12,22 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral/internal/hosttest"
 )
 
-// Suffixes of helperCopy's names that make TestMain behave as another kind
+// Suffixes of the names of hosttest.CopySelf's copies that make TestMain behave as another kind
 // of helper.
 const (
 	otherProtocolSuffix = ".other-protocol"
 	silentSuffix        = ".silent"
 )
 
-// helperCopy copies this test binary (a program that calls Init first, as
-// the corral CLI does) to a fresh directory under name.
-func helperCopy(t *testing.T, name string) string {
-	t.Helper()
-	self, err := os.Executable()
-	require.NoError(t, err)
-	in, err := os.Open(self)
-	require.NoError(t, err)
-	defer in.Close()
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o755))
-	path := filepath.Join(dir, name)
-	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
-	return path
-}
-
 func TestHelperRunsTheSpawnerAndInits(t *testing.T) {
 	requireClone(t)
 	for _, bare := range []bool{false, true} {
 		t.Run(map[bool]string{false: "namespaces", true: "bare"}[bare], func(t *testing.T) {
-			path := helperCopy(t, "corral-helper")
+			path := hosttest.CopySelf(t, "corral-helper")
 			h, err := OpenHelper(path)
 			require.NoError(t, err)
 			o := Options{Helper: h, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
@@ -75,7 +56,7 @@ func TestHelperDirect(t *testing.T) {
 	requireClone(t)
 	for _, bare := range []bool{false, true} {
 		t.Run(map[bool]string{false: "namespaces", true: "bare"}[bare], func(t *testing.T) {
-			path := helperCopy(t, "corral-helper")
+			path := hosttest.CopySelf(t, "corral-helper")
 			h, err := OpenHelper(path)
 			require.NoError(t, err)
 			o := Options{Helper: h, Direct: true, Ahead: 1, Bare: bare, TempBase: os.TempDir()}
@@ -151,12 +132,12 @@ func TestHelperThatCannotServe(t *testing.T) {
 		name, path string
 		want       string
 	}{
-		{"another version", helperCopy(t, "corral"+otherProtocolSuffix), "speaks protocol"},
+		{"another version", hosttest.CopySelf(t, "corral"+otherProtocolSuffix), "speaks protocol"},
 		{"not corral, exits", "/usr/bin/env", "not a corral binary"},
 		// Refused as not corral's, or, where it has a second name this
 		// process may write (as root on some hosts), for that.
 		{"/bin/true", "/bin/true", "init helper: "},
-		{"not corral, silent", helperCopy(t, "corral"+silentSuffix), "no answer"},
+		{"not corral, silent", hosttest.CopySelf(t, "corral"+silentSuffix), "no answer"},
 	}
 	for _, tt := range tests {
 		for _, direct := range []bool{false, true} {

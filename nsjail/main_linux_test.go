@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	// Copies of this binary stand in for helpers of another kind (see
-	// helperCopy).
+	// hosttest.CopySelf).
 	switch {
 	case strings.HasSuffix(os.Args[0], otherProtocolSuffix):
 		protocolOverride = "corral-init/0 other"

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,33 +11,28 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral/internal/hosttest"
 )
 
 // installCLI copies this test binary (the CLI with cliEnv set; an init
-// helper too, as it calls corral.Init first) into dir as corral, and
-// initFile, when not nil, as corral-init beside it.
-func installCLI(t *testing.T, dir string, initFile func(path string)) string {
+// helper too, as it calls corral.Init first) into a fresh directory as
+// corral, and returns its path; initFile, when not nil, puts corral-init
+// beside it.
+func installCLI(t *testing.T, initFile func(path string)) string {
 	t.Helper()
-	self, err := os.Executable()
-	require.NoError(t, err)
-	corral := filepath.Join(dir, "corral")
-	copyFile(t, self, corral)
+	corral := hosttest.CopySelf(t, "corral")
 	if initFile != nil {
-		initFile(filepath.Join(dir, initHelperName))
+		initFile(filepath.Join(filepath.Dir(corral), initHelperName))
 	}
 	return corral
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
+// copySelf is an initFile: this test binary as corral-init.
+func copySelf(t *testing.T) func(string) {
+	self, err := os.Executable()
 	require.NoError(t, err)
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, err)
-	require.NoError(t, out.Close())
+	return func(path string) { hosttest.CopyFile(t, self, path) }
 }
 
 // runInstalled runs the installed CLI, without CORRAL_HELPER.
@@ -66,11 +60,9 @@ const showInit = "tr '\\0' ' ' </proc/1/cmdline"
 
 func TestRunUsesCorralInitBeside(t *testing.T) {
 	needsSandbox(t)
-	self, err := os.Executable()
+	corral := installCLI(t, copySelf(t))
+	bin, err := filepath.EvalSymlinks(filepath.Dir(corral))
 	require.NoError(t, err)
-	bin := workspace(t)
-	require.NoError(t, os.Chmod(bin, 0o755))
-	corral := installCLI(t, bin, func(path string) { copyFile(t, self, path) })
 	out, stderr, code := runInstalled(t, corral, "run", "--workspace", workspace(t), "--", "sh", "-c", showInit)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, filepath.Join(bin, initHelperName)+" __sandbox-init ", out)
@@ -90,11 +82,8 @@ func TestRunUsesCorralInitBeside(t *testing.T) {
 // builds no sandbox: corral runs its inits itself.
 func TestRunIgnoresCorralInitInTheWorkspace(t *testing.T) {
 	needsSandbox(t)
-	self, err := os.Executable()
-	require.NoError(t, err)
-	ws := workspace(t)
-	require.NoError(t, os.Chmod(ws, 0o755))
-	corral := installCLI(t, ws, func(path string) { copyFile(t, self, path) })
+	corral := installCLI(t, copySelf(t))
+	ws := filepath.Dir(corral)
 	out, stderr, code := runInstalled(t, corral, "run", "--workspace", ws, "--", "sh", "-c", showInit)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "/proc/self/exe __sandbox-init ", out)
@@ -104,9 +93,8 @@ func TestRunIgnoresCorralInitInTheWorkspace(t *testing.T) {
 // error naming it, never a hang or a command run in a sandbox it built.
 func TestRunRefusesAForeignCorralInit(t *testing.T) {
 	needsSandbox(t)
-	bin := workspace(t)
-	require.NoError(t, os.Chmod(bin, 0o755))
-	corral := installCLI(t, bin, func(path string) { copyFile(t, "/bin/true", path) })
+	corral := installCLI(t, func(path string) { hosttest.CopyFile(t, "/bin/true", path) })
+	bin := filepath.Dir(corral)
 	out, stderr, code := runInstalled(t, corral, "run", "--workspace", workspace(t), "--", "echo", "ran")
 	assert.Equal(t, exitSetup, code)
 	assert.Empty(t, out)
