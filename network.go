@@ -3,6 +3,7 @@ package corral
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -194,6 +195,12 @@ func serveOn(p *egress.Proxy, l [2]net.Listener) {
 type hostProxy struct {
 	ports [2]int // HTTP, SOCKS5
 	stop  func()
+}
+
+// addrs are the proxy's two addresses.
+func (h *hostProxy) addrs() []netip.AddrPort {
+	lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	return []netip.AddrPort{netip.AddrPortFrom(lo, uint16(h.ports[0])), netip.AddrPortFrom(lo, uint16(h.ports[1]))}
 }
 
 func newHostProxy(e *egressPolicy, refused func(Violation)) (*hostProxy, error) {

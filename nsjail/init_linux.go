@@ -288,14 +288,10 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	var watch func(policy []byte) bool
-	if req.Report {
-		watch = func(policy []byte) bool {
-			s.listener = listen(s, planted, policy)
-			return s.listener != nil
-		}
+	if f := confine(s, stdio[:3], planted.Reachable(), commandWatch(s, planted, req.Report)); f != nil {
+		return fail(f)
 	}
-	if f := confine(s, stdio[:3], planted.Reachable(), watch); f != nil {
+	if f := connectsKept(s); f != nil {
 		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
