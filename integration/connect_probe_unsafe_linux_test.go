@@ -23,7 +23,10 @@ import (
 //     every address), the target unused;
 //   - race: connects to the first target while another thread flips the
 //     address in memory between the two targets (same port), printing
-//     how many connected to each.
+//     how many connected to each;
+//   - swap: connects to the last target through a descriptor number that
+//     another thread flips between a unix socket and a TCP one, printing
+//     how many TCP sockets got connected.
 const (
 	probeModeEnv    = "CORRAL_TEST_PROBE"
 	probeTargetsEnv = "CORRAL_TEST_TARGETS"
@@ -59,6 +62,8 @@ func runConnectProbe() int {
 		fmt.Println("listen", errnoWord(err))
 	case "race":
 		fmt.Println(probeRace(targets[0], targets[1]))
+	case "swap":
+		fmt.Println(probeSwap(targets[len(targets)-1]))
 	default:
 		return 2
 	}
@@ -152,6 +157,59 @@ func probeRace(proxy, other netip.AddrPort) string {
 	<-done
 	return fmt.Sprintf("race %s=%d %s=%d refused=%d", proxy.Addr(), counts[proxy.Addr().String()],
 		other.Addr(), counts[other.Addr().String()], counts["EACCES"])
+}
+
+// swapFd is the descriptor number the swap probe connects through.
+const swapFd = 100
+
+func probeSwap(other netip.AddrPort) string {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return errnoWord(err)
+	}
+	sa := newSockaddr4(other)
+	var inet atomic.Int64
+	inet.Store(int64(pair[0]))
+	if err := unix.Dup3(pair[0], swapFd, 0); err != nil {
+		return errnoWord(err)
+	}
+	var stop atomic.Bool
+	var cycles atomic.Int64
+	started, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		close(started)
+		// Each state is held a while: without a listener in between, a
+		// connect reads the descriptor at once.
+		for !stop.Load() {
+			unix.Dup3(int(inet.Load()), swapFd, 0)
+			unix.Getpid()
+			unix.Dup3(pair[0], swapFd, 0)
+			unix.Getpid()
+			cycles.Add(1)
+		}
+	}()
+	<-started
+	connected := 0
+	for range raceRounds {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			continue
+		}
+		inet.Store(int64(fd))
+		// The flipper has taken the new socket.
+		for c := cycles.Load(); cycles.Load() < c+2; {
+		}
+		rawConnect(swapFd, sa)
+		inet.Store(int64(pair[0]))
+		if _, err := unix.Getpeername(fd); err == nil {
+			connected++
+		}
+		unix.Close(fd)
+	}
+	stop.Store(true)
+	<-done
+	return fmt.Sprintf("swap connected=%d", connected)
 }
 
 func errnoWord(err error) string {

@@ -27,7 +27,9 @@ import (
 // itself, to the proxy's address only; a thread rewriting the address
 // while the connect waits never gets the other one; TCP Fast Open, a
 // connect inside a send, is refused; and so is a listen that would bind
-// every address of the host. Each probe is run on the host too, where it
+// every address of the host. A connect let go on for a unix socket whose
+// descriptor number another thread points at a TCP socket meanwhile gets
+// nowhere either. Each probe is run on the host too, where it
 // reaches the other server.
 func TestEgressLandlockRungReachesOnlyTheProxyAddress(t *testing.T) {
 	s := newEgressScene(t)
@@ -56,6 +58,9 @@ func TestEgressLandlockRungReachesOnlyTheProxyAddress(t *testing.T) {
 	h = s.host(run("race"))
 	require.Equal(t, 0, h.code, h.String())
 	t.Logf("on the host: %s", h.stdout)
+	h = s.host(run("swap"))
+	require.Equal(t, 0, h.code, h.String())
+	require.NotContains(t, h.stdout, "swap connected=0", "control: %s", h.String())
 	require.Greater(t, accepted.Load(), int64(0), "control: the host reached the other server")
 
 	before := accepted.Load()
@@ -73,6 +78,12 @@ func TestEgressLandlockRungReachesOnlyTheProxyAddress(t *testing.T) {
 	t.Logf("in the sandbox: %s", r.stdout)
 	assert.Contains(t, r.stdout, " "+decoy.Addr().String()+"=0 ", r.String())
 	assert.NotContains(t, r.stdout, " 127.0.0.1=0 ", "the race reached the proxy too: %s", r.String())
+	// A connect let go on for a unix socket meets Landlock, which refuses
+	// every TCP connect of the command's own, if the number now names a
+	// TCP socket.
+	r = s.run(sb, run("swap"))
+	require.Equal(t, 0, r.code, r.String())
+	assert.Contains(t, r.stdout, "swap connected=0", r.String())
 	assert.Equal(t, before, accepted.Load(), "no connection from the sandbox reached the other server")
 
 	assert.Contains(t, *logs, fmt.Sprintf("corral: blocked %s (%s)", decoy, corral.RuleDirect))
@@ -133,4 +144,30 @@ func startDecoy(t *testing.T, port int) (netip.AddrPort, *atomic.Int64) {
 		}
 	}()
 	return netip.MustParseAddrPort(l.Addr().String()), &n
+}
+
+// With the report on, the same listener also watches the command's writes:
+// the connections are still the init's, and a refused one is in the
+// command's report.
+func TestEgressLandlockRungReportsRefusedConnections(t *testing.T) {
+	s := newEgressScene(t)
+	cfg := s.config([]string{"allowed.test"}, nil)
+	cfg.Report = true
+	sb, _ := rungSandbox(t, corral.RungLandlock, cfg)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	probe := filepath.Join(s.ws, "connect-probe")
+	hosttest.CopyFile(t, self, probe)
+	port := proxyPort(t, s.run(sb, `echo "$HTTP_PROXY"`).stdout)
+	decoy, _ := startDecoy(t, port)
+	proxy := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+
+	c := sb.Command(t.Context(), probe)
+	c.Env = append(c.Env, roleEnv+"=connect", probeModeEnv+"=connect", probeTargetsEnv+"="+proxy.String()+","+decoy.String())
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), proxy.String()+" ok peer 127.0.0.1")
+	assert.Contains(t, string(out), decoy.String()+" EACCES")
+	assert.Contains(t, c.Report(), corral.Violation{Kind: corral.ViolationNetwork, Target: decoy.String(),
+		Rule: corral.RuleDirect, Process: "connect-probe", Count: 1})
 }
