@@ -284,9 +284,15 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	}
 	// The landlock rung: the host's network, fenced by Landlock and seccomp.
 	var parts []string
-	if network == NetworkNone {
+	switch {
+	case network == NetworkNone:
 		parts = append(parts, "Landlock refuses TCP bind and connect")
-	} else {
+	case plan.Seccomp:
+		parts = append(parts, "corral's proxy listens on the host's loopback; the sandbox's init makes each TCP connection "+
+			"of the command, to the proxy's address only (connect stops in a seccomp listener), "+
+			"Landlock refuses every TCP connect and bind of the command's own, and seccomp refuses TCP Fast Open "+
+			"and a listen on every address")
+	default:
 		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
 			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
 	}
