@@ -1,6 +1,7 @@
 package corral
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -50,6 +51,21 @@ func egressLists(allowed, denied, ips []string) []struct {
 // that a command opening connections in a loop cannot take all of the
 // caller's descriptors.
 const DefaultProxyConnections = egress.DefaultMaxConns
+
+// ParseProxyConnections reads a cap on the connections open through the
+// proxy at once (Config.ProxyConnections) as the CLI's --proxy-connections
+// and a config file's proxy_connections give it: a number above zero, or
+// "none" for NoLimit.
+func ParseProxyConnections(v string) (int, error) {
+	if v == "none" {
+		return NoLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, errors.New("want a number above zero, or none")
+	}
+	return n, nil
+}
 
 // resolveEgress parses the network lists and the connection cap; they
 // need NetworkAllow, so that a list never looks like a restriction that
