@@ -266,21 +266,35 @@ func (l *listener) address(n seccomp.Notification, family int) (netip.AddrPort, 
 	if !seccomp.ReadMemory(n.Pid, n.Args[1], buf) || !seccomp.Valid(l.fd, n.ID) {
 		return netip.AddrPort{}, unix.EFAULT
 	}
-	if size < 2 {
+	return parseSockaddr(buf, family)
+}
+
+// parseSockaddr reads buf as a connect on a TCP socket of family would,
+// with the errno the kernel gives an address it cannot use, in the order
+// it checks (too short, then another family).
+func parseSockaddr(buf []byte, family int) (netip.AddrPort, syscall.Errno) {
+	if len(buf) < 2 {
 		return netip.AddrPort{}, unix.EINVAL
 	}
-	port := func() uint16 { return binary.BigEndian.Uint16(buf[2:4]) }
-	switch af := int(binary.NativeEndian.Uint16(buf)); {
-	case af == unix.AF_UNSPEC:
+	af := int(binary.NativeEndian.Uint16(buf))
+	if af == unix.AF_UNSPEC {
 		return netip.AddrPort{}, 0
+	}
+	least := 16 // sizeof(struct sockaddr_in)
+	if family == unix.AF_INET6 {
+		least = 24 // SIN6_LEN_RFC2133: without the scope
+	}
+	switch {
+	case len(buf) < least:
+		return netip.AddrPort{}, unix.EINVAL
 	case af != family:
 		return netip.AddrPort{}, unix.EAFNOSUPPORT
-	case af == unix.AF_INET && size >= 16:
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(buf[4:8])), port()), 0
-	case af == unix.AF_INET6 && size >= 24: // SIN6_LEN_RFC2133: no scope
-		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(buf[8:24])), port()), 0
 	}
-	return netip.AddrPort{}, unix.EINVAL
+	port := binary.BigEndian.Uint16(buf[2:4])
+	if family == unix.AF_INET {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(buf[4:8])), port), 0
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16([16]byte(buf[8:24])), port), 0
 }
 
 // errnoOf is the errno err carries, EACCES when none: a call the init
