@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/hosttest"
+	"github.com/corralhq/corral/internal/testhook"
 )
 
 // On the landlock rung the proxy listens on the host's loopback, and
@@ -34,10 +36,7 @@ import (
 func TestEgressLandlockRungReachesOnlyTheProxyAddress(t *testing.T) {
 	s := newEgressScene(t)
 	sb, logs := rungSandbox(t, corral.RungLandlock, s.config([]string{"allowed.test"}, nil))
-	self, err := os.Executable()
-	require.NoError(t, err)
-	probe := filepath.Join(s.ws, "connect-probe")
-	hosttest.CopyFile(t, self, probe)
+	probe := copyProbe(t, s.ws)
 
 	port := proxyPort(t, s.run(sb, `echo "$HTTP_PROXY"`).stdout)
 	decoy, accepted := startDecoy(t, port)
@@ -115,6 +114,20 @@ print(s.makefile().read())
 	assert.Regexp(t, `connect (Operation now in progress|Success)`, r.stdout)
 }
 
+// copyProbe copies the test binary into dir, where the sandbox may run it.
+// The copy is written by another process (install), so no descriptor open
+// for writing it is ever held here, where a fork of another test's
+// sandbox could carry one into a child and make running the copy fail
+// with ETXTBSY.
+func copyProbe(t *testing.T, dir string) string {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	probe := filepath.Join(dir, "connect-probe")
+	out, err := exec.Command("install", "-m", "0755", self, probe).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return probe
+}
+
 // proxyPort is the port of the HTTP proxy a command's HTTP_PROXY names.
 func proxyPort(t *testing.T, httpProxy string) int {
 	u, err := url.Parse(strings.TrimSpace(httpProxy))
@@ -154,10 +167,7 @@ func TestEgressLandlockRungReportsRefusedConnections(t *testing.T) {
 	cfg := s.config([]string{"allowed.test"}, nil)
 	cfg.Report = true
 	sb, _ := rungSandbox(t, corral.RungLandlock, cfg)
-	self, err := os.Executable()
-	require.NoError(t, err)
-	probe := filepath.Join(s.ws, "connect-probe")
-	hosttest.CopyFile(t, self, probe)
+	probe := copyProbe(t, s.ws)
 	port := proxyPort(t, s.run(sb, `echo "$HTTP_PROXY"`).stdout)
 	decoy, _ := startDecoy(t, port)
 	proxy := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
@@ -170,4 +180,32 @@ func TestEgressLandlockRungReportsRefusedConnections(t *testing.T) {
 	assert.Contains(t, string(out), decoy.String()+" EACCES")
 	assert.Contains(t, c.Report(), corral.Violation{Kind: corral.ViolationNetwork, Target: decoy.String(),
 		Rule: corral.RuleDirect, Process: "connect-probe", Count: 1})
+}
+
+// The control of the fix: without seccomp (a host without it, with
+// --fallback warn) there is no listener to make the connections, Landlock
+// allows the proxy's ports on any address, as documented, and the same
+// probe reaches another server on the proxy's port number.
+func TestEgressLandlockRungWithoutSeccompAllowsThePortOnly(t *testing.T) {
+	s := newEgressScene(t)
+	cfg := s.config([]string{"allowed.test"}, nil)
+	cfg.Fallback = corral.FallbackWarn
+	restore := testhook.Disable(string(corral.LayerUserNS), string(corral.LayerSeccomp))
+	defer restore()
+	r, err := corral.Doctor(cfg)
+	require.NoError(t, err)
+	if r.Rung != corral.RungLandlock {
+		hosttest.Skipf(t, "this host cannot give rung landlock: %v", r.Without)
+	}
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	probe := copyProbe(t, s.ws)
+
+	port := proxyPort(t, s.run(sb, `echo "$HTTP_PROXY"`).stdout)
+	decoy, accepted := startDecoy(t, port)
+	res := s.run(sb, fmt.Sprintf("%s=connect %s=connect %s=%s %s", roleEnv, probeModeEnv, probeTargetsEnv, decoy, probe))
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, decoy.String()+" ok peer "+decoy.Addr().String(), res.String())
+	assert.Positive(t, accepted.Load())
 }
