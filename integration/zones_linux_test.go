@@ -282,6 +282,79 @@ func TestZonePureWorker(t *testing.T) {
 	assert.Equal(t, "data a\n", sc.control(`cat "$DATA/a.txt"`).stdout)
 }
 
+// A pure worker's commands see no workspace: its scratch directory is not
+// mounted, neither at its host path nor at the workspace's destination,
+// and they start in their private /tmp. The control, a worker declaring a
+// zone over the same base, reaches the scratch directory by both probes.
+func TestZonePureWorkerHasNoWorkspace(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private", "workspace")
+	sc := newZoneScene(t, nil)
+	sc.ws = realDirOutsideTmp(t) // outside /tmp: the read-only root would show it
+	require.NoError(t, os.WriteFile(filepath.Join(sc.ws, "marker"), []byte("scratch\n"), 0o644))
+	base := corral.Config{Workspace: sc.ws, WorkspaceDest: "/workspace"}
+	sandboxtest.Require(t, base)
+	build := func(decls ...zones.Decl) *zones.Worker {
+		a, err := zones.Resolve(sc.project, decls)
+		require.NoError(t, err)
+		w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+		require.NoError(t, err)
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	const probe = `ls -a / | tr '\n' ' '; echo
+		pwd
+		cat "$SCRATCH/marker" 2>/dev/null && echo host-path-read
+		echo x 2>/dev/null > "$SCRATCH/planted-host" && echo host-path-written
+		cat /workspace/marker 2>/dev/null && echo dest-read
+		echo x 2>/dev/null > /workspace/planted-dest && echo dest-written
+		echo x > here && echo cwd-written`
+	vars := []string{"SCRATCH=" + sc.ws}
+
+	pure := build()
+	require.True(t, pure.Access().Pure())
+	require.True(t, pure.Sandbox().NoWorkspace())
+	c := pure.Command(context.Background(), "sh", "-c", probe)
+	c.Env = append(sc.env(), vars...)
+	r := collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	require.Equal(t, 0, r.code, "%s", r)
+	lines := strings.Split(r.stdout, "\n")
+	top := strings.Fields(lines[0])
+	for _, name := range []string{"workspace", "data", "input", "drafts", "final", "private"} {
+		assert.NotContains(t, top, name, "listing / shows no workspace and no zone")
+	}
+	assert.Contains(t, top, "tmp")
+	assert.Equal(t, []string{"/tmp", "cwd-written", ""}, lines[1:], "nothing of the scratch directory: only the private /tmp")
+	assert.NoFileExists(t, filepath.Join(sc.ws, "planted-host"))
+	assert.NoFileExists(t, filepath.Join(sc.ws, "planted-dest"))
+
+	// Its shell tool runs there too, and takes no working directory.
+	sh, err := tools.NewShell(pure.Sandbox(), tools.Options{})
+	require.NoError(t, err)
+	out, err := sh.Run(context.Background(), tools.ShellArgs{Command: "pwd; ls /workspace " + sc.ws + " 2>&1 >/dev/null | wc -l"})
+	require.NoError(t, err)
+	assert.Equal(t, "/tmp\n2\n", out.Stdout, "%+v", out)
+	_, err = sh.Run(context.Background(), tools.ShellArgs{Command: "true", WorkingDir: "/workspace"})
+	require.ErrorContains(t, err, "this sandbox has no workspace")
+
+	// Control: a worker that declares a zone, over the same base, has its
+	// workspace at /workspace and sees the scratch directory read-only at
+	// its host path.
+	ctl := build(zones.Decl{Name: "data"})
+	c = ctl.Command(context.Background(), "sh", "-c", probe)
+	c.Env = append(sc.env(), vars...)
+	r = collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	require.Equal(t, 0, r.code, "%s", r)
+	lines = strings.Split(r.stdout, "\n")
+	assert.Contains(t, strings.Fields(lines[0]), "workspace")
+	assert.Contains(t, strings.Fields(lines[0]), "data")
+	assert.Equal(t, []string{"/workspace", "scratch", "host-path-read", "scratch", "dest-read", "dest-written", "cwd-written", ""}, lines[1:])
+	assert.FileExists(t, filepath.Join(sc.ws, "planted-dest"))
+	// And on the host, unsandboxed, every probe succeeds.
+	host := &world{t: t, ws: sc.ws, vars: vars}
+	assert.Equal(t, "scratch\nhost-path-read\nhost-path-written\n",
+		host.bare(`cat "$SCRATCH/marker" && echo host-path-read; echo x > "$SCRATCH/planted-host" && echo host-path-written`).stdout)
+}
+
 // parent → child → grandchild: each holds only what it declared, checked
 // against its own parent, and its own sandbox enforces it.
 func TestZoneDelegationChain(t *testing.T) {
