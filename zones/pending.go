@@ -153,7 +153,9 @@ func (p *Pending) ReadFile(rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.Open(rel)
+	// Not blocking: a command still running could have put a fifo there
+	// since the listing.
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

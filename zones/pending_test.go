@@ -2,6 +2,7 @@ package zones
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 	"testing"
 
@@ -75,4 +76,19 @@ func TestPendingLookup(t *testing.T) {
 	assert.False(t, p.Waits("fres"))
 	assert.Len(t, p.Children("."), 6)
 	assert.Len(t, p.Children("fresh"), 1)
+}
+
+// A fifo put where a waiting file was listed does not hang the reader.
+func TestPendingReadFileFifo(t *testing.T) {
+	upper := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(upper+"/f", 0o644))
+	require.NoError(t, os.WriteFile(upper+"/a.txt", []byte("abcdef"), 0o644))
+	p := &Pending{upper: upper}
+	_, err := p.ReadFile("f", 10)
+	require.ErrorContains(t, err, "not a regular file")
+	b, err := p.ReadFile("a.txt", 3)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b))
+	_, err = p.ReadFile("../escape", 3)
+	require.Error(t, err)
 }
