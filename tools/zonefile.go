@@ -107,7 +107,7 @@ func (f *ZoneFile) Read(ctx context.Context, p string) (string, error) {
 }
 
 // read is Read of p, reached from the worker's path orig through waiting
-// symlinks, which it may follow links more of.
+// symlinks; links is how many more of them it may follow.
 func (f *ZoneFile) read(ctx context.Context, p, orig string, links int) (string, error) {
 	const op = "read"
 	clean, name, err := f.zone(op, p)
@@ -160,6 +160,7 @@ func (f *ZoneFile) List(ctx context.Context, p string) ([]Entry, bool, error) {
 	return f.list(ctx, p, p, maxWaitingLinks)
 }
 
+// list is List of p, reached as read is.
 func (f *ZoneFile) list(ctx context.Context, p, orig string, links int) ([]Entry, bool, error) {
 	const op = "list"
 	clean, name, err := f.zone(op, p)
