@@ -169,3 +169,18 @@ func FuzzWireUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// A helper of an earlier corral says hello in JSON: the error names it as
+// such, not as a binary that is not corral's.
+func TestHelloOfAnEarlierCorral(t *testing.T) {
+	caller, helper := connPair(t)
+	sendRaw(t, helper, []byte(`{"Protocol":"corral-init/1 c6f95a774c9c9115"}`))
+	err := awaitHello(caller, "/opt/corral-init")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/opt/corral-init")
+	assert.Contains(t, err.Error(), "earlier corral")
+
+	caller, helper = connPair(t)
+	require.NoError(t, sayHello(helper))
+	assert.NoError(t, awaitHello(caller, "/opt/corral-init"), "the same version")
+}
