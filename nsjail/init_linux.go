@@ -221,7 +221,7 @@ func forbidNamespaces(guarded bool) error {
 		if guarded && name == "max_mnt_namespaces" {
 			limit = guardMountNamespaces
 		}
-		err := os.WriteFile("/proc/sys/user/"+name, []byte(limit), 0)
+		err := writeKnob("/proc/sys/user/"+name, []byte(limit))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -410,7 +410,7 @@ func dropCapabilities() error {
 }
 
 func lastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	b, err := readKnob("/proc/sys/kernel/cap_last_cap")
 	if err != nil {
 		return 63
 	}

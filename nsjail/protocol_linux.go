@@ -1,7 +1,6 @@
 package nsjail
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -237,7 +236,7 @@ func (c *conn) Close() error {
 
 // send writes v as one message with files attached.
 func send(c *conn, v any, files ...*os.File) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
@@ -265,7 +264,7 @@ func send(c *conn, v any, files ...*os.File) error {
 // sendNoWait sends v unless the socket is full: a caller not reading yet
 // must never stop the one sending.
 func sendNoWait(c *conn, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return
 	}
@@ -307,7 +306,7 @@ func recv(c *conn, v any) ([]*os.File, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
-	if err := json.Unmarshal(buf[:n], v); err != nil {
+	if err := unmarshal(buf[:n], v); err != nil {
 		closeFiles(files)
 		return nil, err
 	}
