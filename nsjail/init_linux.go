@@ -295,6 +295,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 			return s.listener != nil
 		}
 	}
+	watch = withExecLimit(s, watch)
 	if f := confine(s, stdio[:3], planted.Reachable(), watch); f != nil {
 		return fail(f)
 	}
@@ -305,7 +306,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	}
 	// Last, as the init is under them too from here on: building the
 	// Landlock rules above needs descriptors, for one.
-	if err := limits.Apply(s.Limits, s.PidsRlimit); err != nil {
+	if err := limits.Apply(limitsOfInit(s), s.PidsRlimit); err != nil {
 		return fail(failureOf(LayerLimits, "", err))
 	}
 	// syscall rather than os: os.StartProcess first checks, once per
@@ -323,6 +324,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		Files: fds,
 		Sys:   sys,
 	})
+	if err := s.listener.forked(); err != nil {
+		return fail(failureOf(LayerLimits, "", err))
+	}
 	if err != nil {
 		return fail(execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err}))
 	}

@@ -156,6 +156,10 @@ type listener struct {
 	judge   judge
 	conn    *conn
 	live    atomic.Bool // the caller has the command: refusals may be sent as they come
+	// reads and limit answer the calls stopped beyond the write calls
+	// (see serveAlso); nil when none are.
+	reads map[uint32]seccomp.ReadCall
+	limit *execLimit
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -203,6 +207,9 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Fail(l.fd, n.ID, errno)
 		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
 			Match: unix.ErrnoName(errno), Process: process})
+		return
+	}
+	if l.serveAlso(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -324,6 +331,7 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 	if err != nil {
 		return nil
 	}
+	w.Also = alsoOf(s, true)
 	prog, err := w.Program()
 	if err != nil {
 		return nil
@@ -343,6 +351,7 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		j.protected = planted.ReadOnly()
 	}
 	l := newListener(fd, w, j)
+	l.answer(s, w.Also)
 	go l.run()
 	return l
 }
