@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestReportHiddenReads(t *testing.T) {
 			out, _ := s.run(t, nil)
 			require.Equal(t, "secret\nsecret\nplain\n", out, "the control reads the secret and lists it")
 
-			cfg := corral.Config{Workspace: s.ws, HiddenPaths: []string{s.hidden}, Report: true}
+			cfg := corral.Config{Workspace: s.ws, HiddenPaths: []string{s.hidden}, ReportReads: true}
 			sb, _ := rungSandbox(t, rung, cfg)
 			out, vs := s.run(t, sb)
 			assert.NotContains(t, out, "secret\n", "the kernel refused the reads")
@@ -88,16 +89,19 @@ func TestReportHiddenReads(t *testing.T) {
 	}
 }
 
-// Reads are listed only with the report on.
+// Reads are listed only when asked for: not with the report off, nor with
+// the report of writes alone.
 func TestReportHiddenReadsOff(t *testing.T) {
 	for _, rung := range layRungs {
-		t.Run(string(rung), func(t *testing.T) {
-			s := newReadScene(t)
-			sb, _ := rungSandbox(t, rung, corral.Config{Workspace: s.ws, HiddenPaths: []string{s.hidden}})
-			out, vs := s.run(t, sb)
-			assert.NotContains(t, out, "secret\n", "the kernel refused the reads")
-			assert.Empty(t, vs)
-		})
+		for _, report := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/report=%v", rung, report), func(t *testing.T) {
+				s := newReadScene(t)
+				sb, _ := rungSandbox(t, rung, corral.Config{Workspace: s.ws, HiddenPaths: []string{s.hidden}, Report: report})
+				out, vs := s.run(t, sb)
+				assert.NotContains(t, out, "secret\n", "the kernel refused the reads")
+				assert.Empty(t, vs)
+			})
+		}
 	}
 }
 

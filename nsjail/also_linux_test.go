@@ -10,8 +10,8 @@ import (
 	"github.com/corralhq/corral/seccomp"
 )
 
-// The listener stops reads only for a report of a sandbox that hides
-// something, and execs only for a memory limit.
+// The listener stops reads only for a report that asks for them of a
+// sandbox that hides something, and execs only for a memory limit.
 func TestAlsoOf(t *testing.T) {
 	hidden := mounts.Input{Hidden: []string{"/home/u/.ssh"}}
 	cases := []struct {
@@ -20,11 +20,12 @@ func TestAlsoOf(t *testing.T) {
 		report bool
 		want   seccomp.Also
 	}{
-		{"nothing", setup{}, true, seccomp.Also{}},
-		{"hidden, report", setup{Paths: hidden}, true, seccomp.Also{Reads: true}},
-		{"hidden, no report", setup{Paths: hidden}, false, seccomp.Also{}},
+		{"nothing", setup{reportReads: true}, true, seccomp.Also{}},
+		{"hidden, reads", setup{Paths: hidden, reportReads: true}, true, seccomp.Also{Reads: true}},
+		{"hidden, writes only", setup{Paths: hidden}, true, seccomp.Also{}},
+		{"hidden, no report", setup{Paths: hidden, reportReads: true}, false, seccomp.Also{}},
 		{"memory", setup{Limits: limits.Set{Memory: 32 << 20}}, false, seccomp.Also{Execs: true}},
-		{"both", setup{Paths: hidden, Limits: limits.Set{Memory: 32 << 20}}, true, seccomp.Also{Reads: true, Execs: true}},
+		{"both", setup{Paths: hidden, reportReads: true, Limits: limits.Set{Memory: 32 << 20}}, true, seccomp.Also{Reads: true, Execs: true}},
 		{"other limits", setup{Limits: limits.Set{OpenFiles: 64}}, true, seccomp.Also{}},
 	}
 	for _, c := range cases {

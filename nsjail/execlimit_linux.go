@@ -82,10 +82,10 @@ func (l *listener) serveAlso(n seccomp.Notification) bool {
 }
 
 // alsoOf is what the listener of the command started from s stops beyond
-// the write calls: the execs for a memory limit, and with the report every
-// read by name when a path is hidden.
+// the write calls: the execs for a memory limit, and with a report of
+// reads (execReq.Reads) every read by name when a path is hidden.
 func alsoOf(s *setup, report bool) seccomp.Also {
-	return seccomp.Also{Reads: report && watchesReads(s), Execs: s.Limits.Memory > 0}
+	return seccomp.Also{Reads: report && s.reportReads && watchesReads(s), Execs: s.Limits.Memory > 0}
 }
 
 // answer readies l to answer what a stops.

@@ -290,6 +290,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// not stand in the way of building it.
 	var watch func(policy []byte) bool
 	if req.Report {
+		s.reportReads = req.Reads
 		watch = func(policy []byte) bool {
 			s.listener = listen(s, planted, policy)
 			return s.listener != nil
