@@ -76,10 +76,11 @@ func Apply(s Set, withPids bool) error {
 	return nil
 }
 
-// ApplyMemory sets the memory limit of s on process pid, as Apply would on
-// the calling process: the sandbox's init sets it on the command alone, at
-// its first exec, where it can stop the command before it runs (see
-// nsjail's listener). A lower hard limit pid already has stays.
+// ApplyMemory sets a memory limit of memory bytes (Set.Memory) on process
+// pid, as Apply would on the calling process: the sandbox's init sets it
+// on the command alone, at its first exec, where it can stop the command
+// before it runs (see nsjail's listener). A lower hard limit pid already
+// has stays.
 func ApplyMemory(pid int, memory int64) error {
 	var old unix.Rlimit
 	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, nil, &old); err != nil {

@@ -306,7 +306,8 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
 	// Last, as the init is under them too from here on: building the
-	// Landlock rules above needs descriptors, for one.
+	// Landlock rules above needs descriptors, for one. A memory limit the
+	// listener sets on the command alone, at its first exec (execLimit).
 	if err := limits.Apply(limitsOfInit(s), s.PidsRlimit); err != nil {
 		return fail(failureOf(LayerLimits, "", err))
 	}
