@@ -160,6 +160,10 @@ type listener struct {
 	// connectOnly, when set, are the only addresses the command's TCP
 	// connections may reach, made by the listener (see serveNet).
 	connectOnly []netip.AddrPort
+	// reads and limit answer the calls stopped beyond the write calls
+	// (see serveAlso); nil when none are.
+	reads map[uint32]seccomp.ReadCall
+	limit *execLimit
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -209,7 +213,7 @@ func (l *listener) serve(n seccomp.Notification) {
 			Match: unix.ErrnoName(errno), Process: process})
 		return
 	}
-	if l.serveNet(n) {
+	if l.serveNet(n) || l.serveAlso(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -331,6 +335,7 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 	if err != nil {
 		return nil
 	}
+	w.Also = alsoOf(s, true)
 	prog, err := w.Program()
 	if err == nil {
 		prog, err = withConnects(s, prog)
@@ -356,6 +361,7 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 	}
 	l := newListener(fd, w, j)
 	l.connectOnly = s.ConnectOnly
+	l.answer(s, w.Also)
 	go l.run()
 	return l
 }

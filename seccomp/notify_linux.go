@@ -61,19 +61,23 @@ const sysFchmodat2 = 452
 // policy's filter, whose refusals take precedence, it only lets a listener
 // see what the command tries to write. Calls of another architecture are
 // allowed here and killed by the policy's filter.
-func NotifyProgram() ([]unix.SockFilter, error) {
+func NotifyProgram() ([]unix.SockFilter, error) { return notifyProgram(Also{}) }
+
+// notifyProgram is NotifyProgram stopping also what also names.
+func notifyProgram(also Also) ([]unix.SockFilter, error) {
 	calls := WriteCalls()
 	if calls == nil {
 		return nil, errors.New("seccomp: no table of write calls for this architecture")
 	}
 	var flagged, plain []uint32
 	for nr, c := range calls {
-		if c.FlagsArg >= 0 {
+		if c.FlagsArg >= 0 && !also.Reads {
 			flagged = append(flagged, nr)
 		} else {
 			plain = append(plain, nr)
 		}
 	}
+	plain = append(plain, also.calls()...)
 	sortNrs(flagged)
 	sortNrs(plain)
 	// Layout: arch check, load nr, per flagged call 3 instructions, per
