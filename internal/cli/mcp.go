@@ -108,7 +108,13 @@ refused.
 With --http ADDR the server speaks the streamable HTTP transport on ADDR
 instead of stdio, until interrupted; ADDR must be a loopback address
 (127.0.0.1:PORT, [::1]:PORT or localhost:PORT): the server has no
-authentication of its own.`,
+authentication of its own.
+
+The server is corral-mcp, a binary of its own that 'corral mcp' runs with
+the same arguments: it must lie beside corral ('make build' builds both,
+'go install github.com/corralhq/corral/cmd/...@latest' installs both), and
+not under the workspace or a writable path, where a command could replace
+it. corral-mcp takes the same flags when a client starts it directly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serve == nil {
