@@ -248,11 +248,14 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	if f := checkTaken(s); f != nil {
 		return 0, nil, f
 	}
-	dir := req.Dir
+	dir, home := req.Dir, s.Workspace
+	if home == "" {
+		home = "/tmp" // no workspace: the command's private /tmp
+	}
 	if dir == "" {
-		dir = s.Workspace
+		dir = home
 	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(s.Workspace, dir)
+		dir = filepath.Join(home, dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if err == nil {
@@ -288,14 +291,10 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	var watch func(policy []byte) bool
-	if req.Report {
-		watch = func(policy []byte) bool {
-			s.listener = listen(s, planted, policy)
-			return s.listener != nil
-		}
+	if f := confine(s, stdio[:3], planted.Reachable(), commandWatch(s, planted, req.Report)); f != nil {
+		return fail(f)
 	}
-	if f := confine(s, stdio[:3], planted.Reachable(), watch); f != nil {
+	if f := connectsKept(s); f != nil {
 		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}

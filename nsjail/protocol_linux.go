@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -27,8 +28,11 @@ type setup struct {
 	NetNone bool
 	// NetProxy: the init brings lo up and sends two listening sockets on
 	// 127.0.0.1 with its Ready reply (Options.NetProxy).
-	NetProxy  bool `json:",omitempty"`
-	Workspace string
+	NetProxy bool `json:",omitempty"`
+	// ConnectOnly: the command's TCP connections are the init's to make,
+	// to these addresses only (Options.ConnectOnly).
+	ConnectOnly []netip.AddrPort `json:",omitempty"`
+	Workspace   string
 	// Paths is what Plan was built from; the Landlock rules derive from the
 	// same lists.
 	Paths mounts.Input
@@ -65,6 +69,8 @@ type setup struct {
 	planting *guard.Session
 	// listener is the init's own: it reports the command's refused writes.
 	listener *listener
+	// connectErr is why no listener keeps ConnectOnly, if none does.
+	connectErr error
 }
 
 // control is what the caller may send once the command runs.

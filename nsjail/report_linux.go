@@ -3,6 +3,7 @@ package nsjail
 import (
 	"encoding/binary"
 	"errors"
+	"net/netip"
 	"os"
 	"path"
 	"runtime"
@@ -156,6 +157,9 @@ type listener struct {
 	judge   judge
 	conn    *conn
 	live    atomic.Bool // the caller has the command: refusals may be sent as they come
+	// connectOnly, when set, are the only addresses the command's TCP
+	// connections may reach, made by the listener (see serveNet).
+	connectOnly []netip.AddrPort
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -203,6 +207,9 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Fail(l.fd, n.ID, errno)
 		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
 			Match: unix.ErrnoName(errno), Process: process})
+		return
+	}
+	if l.serveNet(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -325,11 +332,16 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		return nil
 	}
 	prog, err := w.Program()
+	if err == nil {
+		prog, err = withConnects(s, prog)
+	}
 	if err != nil {
+		s.connectErr = err
 		return nil
 	}
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
+		s.connectErr = err
 		return nil
 	}
 	j := judge{
@@ -343,6 +355,7 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		j.protected = planted.ReadOnly()
 	}
 	l := newListener(fd, w, j)
+	l.connectOnly = s.ConnectOnly
 	go l.run()
 	return l
 }

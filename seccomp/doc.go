@@ -52,6 +52,16 @@
 // ENOSYS should the listener be gone. The sandbox's init uses it to report
 // what the command tried to write and which calls the policy refused.
 //
+// # Connections made by the listener
+//
+// [ConnectProgram] stops every connect and listen in a listener and refuses
+// sends with MSG_FASTOPEN, whose connect no security module sees. [Then]
+// puts it after a policy's program ([Program]) or a watch's, as one filter.
+// The listener takes the command's socket with [GetFd], makes the call
+// itself and answers with its result ([Return]). The sandbox's init uses it
+// on the landlock rung, where Landlock's port rules cannot name the proxy's
+// address.
+//
 // # Limitations
 //
 // A filter sees register values, not memory: clone3's flags sit in a

@@ -148,7 +148,7 @@ type mcpSandbox struct {
 	policy    tools.Policy
 	readOnly  bool // the workspace is the model's to read only
 	changeset string
-	zones     *zones.FS // the agent's zones, or nil for the workspace
+	zones     *zones.Access // the agent's zones, or nil for the workspace
 	close     func()
 }
 
@@ -174,7 +174,7 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 	case access == config.AccessNone:
 		return nil, configUsageError("%s: agent %s has workspace_access \"none\", which needs a workspace of its own: serve it with --session KEY", f.configFile, agent.ID)
 	}
-	var files *zones.FS
+	var files *zones.Access
 	if agent != nil && len(agent.Sandbox.Zones) > 0 {
 		if cfg, files, err = withZones(cfg, f.configFile, agent.ID); err != nil {
 			return nil, err
@@ -195,9 +195,9 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 }
 
 // withZones shows the zones the agent declares to its commands, each at
-// /NAME, and returns the file tools' view of them. A zone whose changes
-// need review keeps commands' writes in cfg's changeset.
-func withZones(cfg corral.Config, file, id string) (corral.Config, *zones.FS, error) {
+// /NAME, and returns the agent's access to them, for the file tools. A zone
+// whose changes need review keeps commands' writes in cfg's changeset.
+func withZones(cfg corral.Config, file, id string) (corral.Config, *zones.Access, error) {
 	doc, err := config.Load(file)
 	if err != nil {
 		return cfg, nil, configUsageError("%v", err)
@@ -209,9 +209,9 @@ func withZones(cfg corral.Config, file, id string) (corral.Config, *zones.FS, er
 	if cfg, err = access.SandboxConfig(cfg, doc.Zones, cfg.Changeset); err != nil {
 		return cfg, nil, configUsageError("%s: agent %s: %v (--changeset DIR)", file, id, err)
 	}
-	// No approver: a file tool's change that a zone holds for approval is
-	// refused, as no one can be asked.
-	return cfg, zones.NewFS(access, nil), nil
+	// The file tools' approver (a change a zone holds for approval) is
+	// the server's: it asks the client's user.
+	return cfg, access, nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

@@ -24,7 +24,7 @@ type MCPServer struct {
 	Changeset string
 	// Zones, when not nil, is what the file tools act on: the agent's
 	// zones, instead of the workspace.
-	Zones *zones.FS
+	Zones *zones.Access
 	// Version is the server's version, reported to clients.
 	Version string
 	// HTTP is the loopback address to serve the streamable HTTP transport

@@ -18,6 +18,7 @@ import (
 	"github.com/corralhq/corral/internal/cli"
 	"github.com/corralhq/corral/mcpserver"
 	"github.com/corralhq/corral/tools"
+	"github.com/corralhq/corral/zones"
 )
 
 // Serve serves s: on stdio until end of file on stdin, or on s.HTTP until
@@ -25,7 +26,10 @@ import (
 func Serve(ctx context.Context, s *cli.MCPServer) error {
 	var files mcpserver.Files
 	if s.Zones != nil {
-		files = mcpserver.ZoneFiles(s.Zones)
+		// A file tool's change that a zone holds for approval is asked of
+		// the client's user (MCP elicitation), or refused, saying why, when
+		// the client cannot ask.
+		files = mcpserver.ZoneFiles(zones.NewFS(s.Zones, mcpserver.ElicitApprover()))
 	}
 	srv, err := mcpserver.New(s.Sandbox, mcpserver.Options{
 		Policy:    s.Policy,
