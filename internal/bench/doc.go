@@ -28,7 +28,9 @@
 // request written to the result read, alternating with library spawns on
 // a sandbox of the same workspace. Before each call the client waits
 // 20 ms, untimed, for the server's sandbox to build its next init ahead, as
-// Sandbox.Warm lets the library's spawns do.
+// Sandbox.Warm lets the library's spawns do; each library spawn waits as
+// long after its Warm, so that neither kind is timed while the other's
+// process builds its next init.
 //
 // # Limitations
 //

@@ -34,7 +34,10 @@ const mcpProtocol = "2025-11-25"
 // mcpSettle is how long the client waits before a timed call, untimed, so
 // that the server's sandbox has built its next init ahead, as the library's
 // does before each of its timed spawns (Sandbox.Warm, which a client
-// cannot call on a server's sandbox).
+// cannot call on a server's sandbox). The library's spawns wait as long
+// after their Warm: the server builds its next init in its own process
+// after each call, which would otherwise run during the library's next
+// timed spawn.
 const mcpSettle = 20 * time.Millisecond
 
 // mcpShell calls the shell tool of a corral-mcp server it started, over
@@ -165,13 +168,26 @@ func (m *mcpShell) spawn(context.Context) error {
 	return nil
 }
 
-func (m *mcpShell) warm(ctx context.Context) error {
+func (m *mcpShell) warm(ctx context.Context) error { return settle(ctx) }
+
+// settle waits mcpSettle.
+func settle(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(mcpSettle):
 		return nil
 	}
+}
+
+// settledSandbox is the library's spawner with mcpSettle after its Warm.
+type settledSandbox struct{ *sandbox }
+
+func (s settledSandbox) warm(ctx context.Context) error {
+	if err := s.sandbox.warm(ctx); err != nil {
+		return err
+	}
+	return settle(ctx)
 }
 
 // checkMCPServer checks that the server VsMCP starts is there.
@@ -193,7 +209,7 @@ func compareMCP(ctx context.Context, o Options, sb *sandbox) (*MCP, error) {
 		return nil, &SandboxError{Op: "mcp server " + o.MCPServer, Err: err}
 	}
 	defer m.close()
-	lib, calls, err := latencies(ctx, o.Runs, sb, m)
+	lib, calls, err := latencies(ctx, o.Runs, settledSandbox{sb}, m)
 	if err != nil {
 		return nil, err
 	}
