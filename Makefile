@@ -11,10 +11,13 @@ all: build
 # seccomp/doc.go), and a process without libc starts faster, which every
 # sandbox's init and every `corral run` pays.
 # corral-init beside corral is the small binary its sandboxes run their
-# init from (see cmd/corral-init).
+# init from (see cmd/corral-init); corral-mcp beside it is the MCP server
+# `corral mcp` runs (see cmd/corral-mcp), kept out of corral so that its
+# SDK does not slow every command's start-up.
 build:
 	CGO_ENABLED=0 $(GO) build -o $(CORRAL) ./cmd/corral
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/corral-init ./cmd/corral-init
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/corral-mcp ./cmd/corral-mcp
 
 demo: build
 	@scripts/demo.sh $(CORRAL)

@@ -282,7 +282,7 @@ func TestLayersInitSurvivesSignals(t *testing.T) {
 			require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
 			assert.Equal(t, 7, ee.Sys().(syscall.WaitStatus).ExitStatus(), "the command's own status")
 			assert.Equal(t, "alive\n", stdout.String())
-			// The init's own stderr is the caller's: cmd/corral's
+			// The init's own stderr is the caller's: internal/cli's
 			// TestRunInitSurvivesSignals checks that nothing lands there.
 		})
 	}
@@ -305,7 +305,7 @@ func layQueueSignal(pid int, sig syscall.Signal) error {
 
 // TestLayersInitFailureIsNoStatus crashes a sandbox's init from outside,
 // which its command cannot do: the caller gets a setup error naming the
-// init, not a status the command never had (cmd/corral's
+// init, not a status the command never had (internal/cli's
 // TestRunInitFailureExits125 checks the caller's stderr).
 func TestLayersInitFailureIsNoStatus(t *testing.T) {
 	s := newLayScene(t)

@@ -1,7 +1,8 @@
 // Package mcpserver serves corral's sandboxed tools over the Model Context
 // Protocol, so that an agent not written in Go (Claude Code, Codex, Cursor,
 // a Python agent) takes its shell and file tools from corral. `corral mcp`
-// is this package behind a command line.
+// (the corral-mcp binary, cmd/corral-mcp) is this package behind a command
+// line.
 //
 //	sb, err := corral.New(cfg)
 //	...

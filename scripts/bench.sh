@@ -36,7 +36,11 @@ cp "$corral" "$dir/corral"
 # from (make build builds both).
 init_helper=$(dirname "$corral")/corral-init
 if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
-chmod 755 "$dir/corral"
+# corral-mcp beside corral: the MCP server `corral bench --vs-mcp` starts.
+mcp_server=$(dirname "$corral")/corral-mcp
+[ -x "$mcp_server" ] || die "$mcp_server not built (run make build)"
+cp "$mcp_server" "$dir/corral-mcp"
+chmod 755 "$dir/corral" "$dir/corral-mcp"
 cp "$heavy" "$dir/heavy-caller"
 chmod 755 "$dir/heavy-caller"
 ws=$dir/ws

@@ -3,57 +3,20 @@
 // Run `corral help` for the subcommands. Exit status of `corral run` is the
 // command's own; 128+N when it was killed by signal N; 127 when it was not
 // found; 126 when it could not be executed; 125 when the sandbox could not
-// be set up; 2 for a usage error.
+// be set up; 2 for a usage error. `corral mcp` runs corral-mcp (see
+// cmd/corral-mcp), which must lie beside this binary.
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/cli"
 )
-
-// Exit statuses of the CLI contract.
-const (
-	exitUsage         = 2
-	exitSetup         = 125
-	exitNotExecutable = 126
-	exitNotFound      = 127
-)
-
-// exitError carries an exit status out of a subcommand. A non-empty msg is
-// printed as one "corral: ..." line.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
 
 func main() {
 	if corral.Init() {
 		return
 	}
-	os.Exit(run(os.Args[1:]))
-}
-
-func run(args []string) int {
-	root := newRootCmd()
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "corral: "+ee.msg)
-		}
-		return ee.code
-	}
-	// Anything else comes from flag or argument parsing.
-	fmt.Fprintln(os.Stderr, "corral: "+err.Error())
-	fmt.Fprintln(os.Stderr, "Run 'corral help' for usage.")
-	return exitUsage
+	os.Exit(cli.Main(os.Args[1:]))
 }

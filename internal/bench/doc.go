@@ -21,6 +21,17 @@
 // command blocks on its standard input, that is after the init has built the
 // sandbox and started the command. The largest of a few samples is reported.
 //
+// The MCP case (Options.VsMCP) starts corral-mcp as an agent's client does
+// and speaks newline-delimited JSON-RPC to it over its standard input and
+// output, with the few lines of JSON a call needs rather than an SDK's
+// client, so the figure is the server's: a shell call of `true` from the
+// request written to the result read, alternating with library spawns on
+// a sandbox of the same workspace. Before each call the client waits
+// 20 ms, untimed, for the server's sandbox to build its next init ahead, as
+// Sandbox.Warm lets the library's spawns do; each library spawn waits as
+// long after its Warm, so that neither kind is timed while the other's
+// process builds its next init.
+//
 // # Limitations
 //
 // The parent heap is one large byte slice with every page touched: it has the

@@ -27,9 +27,11 @@ type Options struct {
 	// VsBwrap also measures bubblewrap with the same isolation.
 	VsBwrap bool
 	// VsMCP also measures a shell call of `true` through corral's MCP
-	// server (package mcpserver), client to result, alternating with
-	// library spawns.
+	// server (MCPServer, started with the workspace), client to result
+	// over stdio, alternating with library spawns.
 	VsMCP bool
+	// MCPServer is the corral-mcp executable VsMCP starts.
+	MCPServer string
 	// DirectSpawn is passed to corral.Config.
 	DirectSpawn bool
 	// Helper is passed to corral.Config: the binary that runs the inits.
@@ -78,6 +80,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if o.VsMCP {
+		if err := checkMCPServer(o.MCPServer); err != nil {
+			return nil, err
+		}
+	}
 	ws, cleanup, err := workspace(o.Workspace)
 	if err != nil {
 		return nil, err
@@ -115,7 +122,7 @@ func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, 
 		}
 	}
 	if o.VsMCP {
-		if r.MCP, err = compareMCP(ctx, o.Runs, sb); err != nil {
+		if r.MCP, err = compareMCP(ctx, o, sb); err != nil {
 			return nil, err
 		}
 	}

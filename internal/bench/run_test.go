@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/hosttest"
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
@@ -143,9 +145,14 @@ func TestRunVsBwrap(t *testing.T) {
 	assert.Positive(t, r.RatioPerSec)
 }
 
+// mcpServerName is the name under which this test binary is corral-mcp
+// (see TestMain).
+const mcpServerName = "corral-mcp"
+
 func TestRunVsMCP(t *testing.T) {
 	sandboxtest.Require(t, corral.Config{})
-	r, err := Run(context.Background(), Options{Runs: 3, Parallel: 1, VsMCP: true})
+	server := hosttest.CopySelf(t, mcpServerName)
+	r, err := Run(context.Background(), Options{Runs: 3, Parallel: 1, VsMCP: true, MCPServer: server})
 	require.NoError(t, err)
 	require.NotNil(t, r.MCP)
 	assert.Positive(t, r.MCP.P50us)
@@ -154,6 +161,12 @@ func TestRunVsMCP(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteJSON(&b))
 	assert.Contains(t, b.String(), `"ratio_mcp_p50"`)
+}
+
+func TestRunVsMCPWithoutServer(t *testing.T) {
+	_, err := Run(context.Background(), Options{Runs: 1, Parallel: 1, VsMCP: true, MCPServer: filepath.Join(t.TempDir(), mcpServerName)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), mcpServerName)
 }
 
 func TestRunVsBwrapWithoutBwrap(t *testing.T) {

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/corralhq/corral"
+)
+
+// configNames says, for each corral.Config field a run can set, which flag
+// sets it and which key of a --config file: the library's errors name
+// fields, the CLI's name what the user typed.
+var configNames = map[string]struct{ flag, key string }{
+	"Mode":             {"", "mode"},
+	"Workspace":        {"--workspace", "workspace"},
+	"WritablePaths":    {"--writable", "writable_paths"},
+	"ReadOnlyPaths":    {"--read-only", "read_only_paths"},
+	"HiddenPaths":      {"--hide", "hidden_paths"},
+	"Network":          {"--net", "network"},
+	"AllowedDomains":   {"--allow-domain", "allowed_domains"},
+	"DeniedDomains":    {"--deny-domain", "denied_domains"},
+	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
+	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
+	"Fallback":         {"--fallback", "fallback"},
+	"Env":              {"--env", "env"},
+	"AllowPlanting":    {"", "allow_planting"},
+	"Changeset":        {"--changeset", "changeset"},
+	"ChangesetPaths":   {"--changeset-writable", "changeset_paths"},
+	"AllowUnixSockets": {"--allow-unix-sockets", "allow_unix_sockets"},
+	"AllowHome":        {"--allow-home", "allow_home"},
+	"Reveal":           {"--reveal", "reveal"},
+	"PolicyFiles":      {"--config", ""},
+	"Limits.Memory":    {"--memory", "limits.memory"},
+	"Limits.Pids":      {"--pids", "limits.pids"},
+	"Limits.CPUs":      {"--cpus", "limits.cpus"},
+	"Limits.TmpSize":   {"--tmp-size", "limits.tmp_size"},
+	"Limits.FileSize":  {"--file-size", "limits.file_size"},
+	"Limits.OpenFiles": {"--open-files", "limits.open_files"},
+	"Limits.CPUTime":   {"--cpu-time", "limits.cpu_time"},
+}
+
+// configFailure turns an error of corral.New or Config.Resolved into the
+// CLI's terms: a *corral.ConfigError is a usage error (2) naming the flag,
+// or the --config file's key where the value came from the file; anything
+// else is a sandbox that could not be set up (125).
+func (f *runFlags) configFailure(err error) *exitError {
+	var ce *corral.ConfigError
+	if !errors.As(err, &ce) {
+		return &exitError{code: exitSetup, msg: err.Error()}
+	}
+	if ce.Field == "Helper" {
+		// Not the user's input: the corral-init found beside corral.
+		return &exitError{code: exitSetup, msg: "init binary " + ce.Value + ": " + ce.Reason}
+	}
+	what := f.nameOf(ce)
+	if ce.Value != "" {
+		what += " " + ce.Value
+	}
+	if ce.Field == "Workspace" && !f.given("workspace") && f.configFile == "" {
+		what += " (the current directory)"
+	}
+	if errors.Is(err, corral.ErrWritableHome) {
+		return &exitError{code: exitUsage, msg: what + " is your home directory or holds it: " +
+			"a command could plant code that runs at your next login; work in a project directory, or pass --allow-home"}
+	}
+	return &exitError{code: exitUsage, msg: what + ": " + ce.Reason}
+}
+
+// nameOf names the flag or config file key behind ce's field.
+func (f *runFlags) nameOf(ce *corral.ConfigError) string {
+	n, ok := configNames[ce.Field]
+	switch {
+	case !ok:
+		return ce.Field
+	case n.flag != "" && (f.configFile == "" || f.fromFlags(ce)):
+		return n.flag
+	case f.configFile != "":
+		return fmt.Sprintf("%s: %s", f.configFile, n.key)
+	}
+	return n.flag
+}
+
+// fromFlags reports whether the value ce complains about was given on the
+// command line rather than read from the --config file.
+func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
+	var given []string
+	switch ce.Field {
+	case "Workspace":
+		// Not given and not in the file: the current directory, the flag's
+		// default.
+		wd, _ := os.Getwd()
+		return f.given("workspace") || f.configFile == "" || ce.Value == wd
+	case "WritablePaths":
+		given = append(slices.Clone(f.writable), f.changesetWritable...)
+	case "ReadOnlyPaths":
+		given = f.readOnly
+	case "HiddenPaths":
+		given = f.hidden
+	case "Env":
+		given = f.env
+	case "ChangesetPaths":
+		given = f.changesetWritable
+	case "Network":
+		return f.given("net")
+	case "Fallback":
+		return f.given("fallback")
+	case "ProxyConnections":
+		return f.given("proxy-connections")
+	case "Changeset":
+		return f.given("changeset")
+	case "Reveal":
+		given = f.reveal
+	case "AllowedDomains":
+		given = f.allowDomain
+	case "DeniedDomains":
+		given = f.denyDomain
+	case "AllowedIPs":
+		given = f.allowIP
+	}
+	if n, ok := strings.CutPrefix(configNames[ce.Field].flag, "--"); ok && strings.HasPrefix(ce.Field, "Limits.") {
+		return f.given(n)
+	}
+	return slices.Contains(given, ce.Value)
+}

@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/corralhq/corral"
+)
+
+// runFlags are the flags that describe a sandbox; `run` and `profile` share
+// them.
+type runFlags struct {
+	workspace string
+	writable  []string
+	readOnly  []string
+	hidden    []string
+	reveal    []string
+	allowHome bool
+	network   string
+	// allowDomain, denyDomain and allowIP are --net allow's lists.
+	allowDomain []string
+	denyDomain  []string
+	allowIP     []string
+	cwd         string
+	env         []string
+	timeout     time.Duration
+	changeset   string
+	// changesetWritable are writable paths whose writes go to the changeset.
+	changesetWritable []string
+	review            bool // run only: profile takes it so that command lines carry over
+	// proxyConns is --proxy-connections as given; proxyConnections what
+	// validate read from it (0: the default).
+	proxyConns       string
+	proxyConnections int
+
+	fallback  string
+	unixSocks bool
+	// limitValues are the limit flags as given, by limit; limits is what
+	// validate read from them.
+	limitValues map[corral.Limit]*string
+	limits      corral.Limits
+	// outliveParent keeps the command running when the process that
+	// started the CLI dies (--no-die-with-parent).
+	outliveParent bool
+	// report is where --report writes the refusals as JSON lines: a file,
+	// "-" for stderr, or "" for one summary line on stderr.
+	report   string
+	noReport bool // --no-report: no watch, no summary
+	// reportReads (--report-reads) lists reads of hidden paths too.
+	reportReads bool
+
+	scope    string // --scope: a persistent home and /tmp (run only; see review)
+	stateDir string // --state-dir, with --scope
+
+	configFile string         // --config: see agentconfig.go
+	agent      string         // --agent
+	cmd        *cobra.Command // to ask which flags were given
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "writable workspace directory `DIR` (default: the current directory)")
+	fl.StringArrayVar(&f.writable, "writable", nil, "also make `PATH` writable (repeatable)")
+	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
+	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
+	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
+	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
+	fl.StringVar(&f.network, "net", "host", "network: host, none, or allow (only --allow-domain names, through a proxy)")
+	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
+	fl.StringArrayVar(&f.denyDomain, "deny-domain", nil, "with --net allow, refuse `NAME[:PORT]` even when allowed (repeatable)")
+	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private and loopback ranges are refused otherwise; repeatable)")
+	fl.StringVar(&f.proxyConns, "proxy-connections", "",
+		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
+	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
+	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
+	fl.StringVar(&f.changeset, "changeset", "", "write workspace changes to the changeset `DIR` instead (see 'corral changes')")
+	fl.StringArrayVar(&f.changesetWritable, "changeset-writable", nil,
+		"also make `PATH` writable, its changes kept in the changeset like the workspace's (repeatable; needs --changeset)")
+	// run only, like --review: profile takes them so that command lines
+	// carry over, and creates no state.
+	fl.StringVar(&f.scope, "scope", "", "keep a home (layered over yours, which is never written) and a /tmp that last across runs naming the same `KEY` (see 'corral sandboxes')")
+	fl.StringVar(&f.stateDir, "state-dir", "", "with --scope: where the state lives, `DIR` (default: $XDG_STATE_HOME/corral)")
+	fl.BoolVar(&f.review, "review", false, "after the command, review the changeset: show the diff, apply, save or discard it")
+	fl.BoolVar(&f.unixSocks, "allow-unix-sockets", false, "let the command create unix domain sockets")
+	fl.StringVar(&f.fallback, "fallback", "fail", "without every sandbox layer: fail, or warn and run on the best rung left")
+	fl.BoolVar(&f.outliveParent, "no-die-with-parent", false,
+		"keep the command running when the process that started corral dies (by default it is killed)")
+	f.registerLimits(cmd)
+	fl.StringVar(&f.report, "report", "", "write what the sandbox refused to `FILE` as JSON lines (- for stderr); without it, one summary line on stderr")
+	fl.BoolVar(&f.noReport, "no-report", false, "do not watch the command's writes: no report and no summary line, and no cost per write call")
+	fl.BoolVar(&f.reportReads, "report-reads", false, "also report reads of hidden paths (every open then waits for the sandbox's init: about twice the CPU of a command opening thousands of files)")
+	f.registerConfig(cmd)
+}
+
+// validate catches flag values that are usage errors rather than sandbox
+// set-up failures.
+func (f *runFlags) validate() error {
+	switch corral.Network(f.network) {
+	case corral.NetworkHost, corral.NetworkNone, corral.NetworkAllow:
+	default:
+		return usageError("--net %q: want host, none or allow", f.network)
+	}
+	if f.timeout < 0 {
+		return usageError("--timeout %s: must not be negative", f.timeout)
+	}
+	if f.noReport && (f.report != "" || f.reportReads) {
+		return usageError("--report or --report-reads, and --no-report: choose one")
+	}
+	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
+		return usageError("--fallback %q: want fail or warn", f.fallback)
+	}
+	for _, kv := range f.env {
+		if name, _, _ := strings.Cut(kv, "="); name == "" {
+			return usageError("--env %q: want KEY or KEY=VALUE", kv)
+		}
+	}
+	if f.given("proxy-connections") {
+		n, err := corral.ParseProxyConnections(f.proxyConns)
+		if err != nil {
+			return usageError("--proxy-connections %q: %v", f.proxyConns, err)
+		}
+		f.proxyConnections = n
+	}
+	if err := f.readLimits(); err != nil {
+		return err
+	}
+	return f.validatePaths()
+}
+
+// validatePaths refuses empty path values. An empty --workspace in
+// particular must not quietly become the current directory: that is how an
+// unset variable in a script would make the wrong directory writable.
+// needsChangeset refuses the flags that only make sense with a changeset
+// when cfg (flags and config file together) has none.
+func (f *runFlags) needsChangeset(cfg corral.Config) error {
+	switch {
+	case f.review && cfg.Changeset == "":
+		return usageError("--review needs --changeset (or a changeset in --config)")
+	case len(f.changesetWritable) > 0 && cfg.Changeset == "":
+		return usageError("--changeset-writable needs --changeset (or a changeset in --config)")
+	}
+	return nil
+}
+
+func (f *runFlags) validatePaths() error {
+	if f.given("workspace") && f.workspace == "" {
+		return usageError("--workspace: empty path")
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{"writable", f.writable}, {"read-only", f.readOnly}, {"hide", f.hidden}, {"reveal", f.reveal}} {
+		if slices.Contains(l.paths, "") {
+			return usageError("--%s: empty path", l.flag)
+		}
+	}
+	return nil
+}
+
+// config turns the flags into a corral.Config.
+func (f *runFlags) config() (corral.Config, error) {
+	ws := f.workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return corral.Config{}, err
+		}
+		ws = wd
+	}
+	return f.withConfigFile(corral.Config{
+		Workspace:        ws,
+		WritablePaths:    append(slices.Clone(f.writable), f.changesetWritable...),
+		ReadOnlyPaths:    f.readOnly,
+		HiddenPaths:      f.hidden,
+		Reveal:           f.reveal,
+		AllowHome:        f.allowHome,
+		Network:          corral.Network(f.network),
+		AllowedDomains:   f.allowDomain,
+		DeniedDomains:    f.denyDomain,
+		AllowedIPs:       f.allowIP,
+		ProxyConnections: f.proxyConnections,
+		Env:              f.env,
+		Changeset:        f.changeset,
+		ChangesetPaths:   f.changesetWritable,
+		DirectSpawn:      true,
+		Fallback:         corral.Fallback(f.fallback),
+		AllowUnixSockets: f.unixSocks,
+		Limits:           f.limits,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, format+"\n", args...)
+		},
+	})
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARG...]",
+		Short: "Run a command inside the sandbox",
+		Long: `Run CMD inside the sandbox: the host is read-only, the workspace and
+--writable paths are writable, /tmp is private, --hide paths are unreadable.
+
+` + configHelp + `
+
+Exit status: the command's own; 128+N when killed by signal N; 127 command not
+found; 126 not executable; 125 the sandbox could not be set up; 2 usage error,
+including a path or --cwd that does not exist or cannot be used.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(); err != nil {
+				return err
+			}
+			cfg, err := f.config()
+			var ee *exitError
+			switch {
+			case errors.As(err, &ee):
+				return err
+			case err != nil:
+				return &exitError{code: exitSetup, msg: err.Error()}
+			}
+			if err := f.needsChangeset(cfg); err != nil {
+				return err
+			}
+			if cfg, err = f.withScope(cfg); err != nil {
+				return err
+			}
+			err = runCommand(cfg, &f, args)
+			if f.review {
+				return reviewAfterRun(cfg.Changeset, err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	f.register(cmd)
+	return cmd
+}
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+// runCommand runs args in a sandbox made from cfg, in --cwd, killed after
+// --timeout when it is not zero, and when the process that started the CLI
+// dies unless --no-die-with-parent.
+func runCommand(cfg corral.Config, f *runFlags, args []string) error {
+	cwd, timeout := f.cwd, f.timeout
+	// Descriptors the CLI inherited without close-on-exec are not the
+	// command's: only its stdio reaches it. (The sandbox's init closes them
+	// too; this covers the unsandboxed rung.)
+	closeInherited()
+	ctx := context.Background()
+	if !f.outliveParent {
+		var cancel context.CancelFunc
+		var err error
+		if ctx, cancel, err = withParent(ctx); err != nil {
+			return notStarted(&exitError{code: exitSetup, msg: err.Error()})
+		}
+		defer cancel()
+	}
+	report, err := openReport(f.report)
+	if err != nil {
+		return notStarted(err)
+	}
+	defer report.Close()
+	cfg.Report = !f.noReport
+	cfg.ReportReads = f.reportReads
+	sb, err := corral.New(withInitHelper(cfg))
+	if err != nil {
+		return notStarted(f.configFailure(err))
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	c := sb.Command(ctx, args[0], args[1:]...)
+	c.Dir = cwd
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(signals)
+	if err := c.Start(); err != nil {
+		return notStarted(startError(err, cwd))
+	}
+	go func() {
+		for sig := range signals {
+			c.Process.Signal(sig)
+		}
+	}()
+	err = c.Wait()
+	if errors.Is(context.Cause(ctx), errParentDied) {
+		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
+	}
+	for _, d := range c.Dropped() {
+		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+	}
+	for _, v := range c.LimitsHit() {
+		fmt.Fprintf(os.Stderr, "corral: hit the %s limit (%s)\n", v.Target, v.Rule)
+	}
+	if werr := report.write(c.Report()); werr != nil {
+		fmt.Fprintf(os.Stderr, "corral: --report: %v\n", werr)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
+	}
+	return exitStatus(c, err)
+}
+
+// startError maps a failure to start onto the contract's exit statuses. A
+// --cwd that is not a directory inside the sandbox is a usage error.
+func startError(err error, cwd string) error {
+	var ee *corral.ExecError
+	var se *corral.SetupError
+	switch {
+	case cwd != "" && errors.As(err, &se) && se.Layer == corral.LayerWorkdir:
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--cwd %s: %v", cwd, se.Err)}
+	case errors.Is(err, corral.ErrNotFound):
+		return &exitError{code: exitNotFound, msg: err.Error()}
+	case errors.Is(err, corral.ErrNotExecutable):
+		return &exitError{code: exitNotExecutable, msg: err.Error()}
+	case errors.As(err, &ee):
+		return &exitError{code: exitNotExecutable, msg: err.Error()}
+	}
+	return &exitError{code: exitSetup, msg: err.Error()}
+}
+
+// exitStatus is the command's own status, or 128+N for signal N.
+func exitStatus(c *corral.Cmd, err error) error {
+	st := c.ProcessState
+	if st == nil {
+		if err == nil {
+			return nil
+		}
+		var se *corral.SetupError
+		if errors.As(err, &se) {
+			return &exitError{code: exitSetup, msg: err.Error()}
+		}
+		// Killed before a status arrived (timeout or cancellation).
+		return &exitError{code: 128 + int(syscall.SIGKILL)}
+	}
+	ws := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		return &exitError{code: 128 + int(ws.Signal())}
+	case ws.ExitStatus() != 0:
+		return &exitError{code: ws.ExitStatus()}
+	}
+	return nil
+}
