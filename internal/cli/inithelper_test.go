@@ -101,3 +101,45 @@ func TestRunRefusesAForeignCorralInit(t *testing.T) {
 	assertOneLine(t, stderr, filepath.Join(bin, initHelperName))
 	assert.Contains(t, stderr, "not a corral binary")
 }
+
+// A corral-init another user could have put beside corral, or could
+// replace, builds no sandbox: corral runs its inits itself.
+func TestRunIgnoresCorralInitOthersMayReplace(t *testing.T) {
+	needsSandbox(t)
+	corral := installCLI(t, copySelf(t))
+	bin := filepath.Dir(corral)
+	helper := filepath.Join(bin, initHelperName)
+	run := func() string {
+		out, stderr, code := runInstalled(t, corral, "run", "--workspace", workspace(t), "--", "sh", "-c", showInit)
+		require.Equal(t, 0, code, stderr)
+		return out
+	}
+	require.Equal(t, helper+" __sandbox-init ", run(), "the control: corral-init is used")
+	require.NoError(t, os.Chmod(helper, 0o777))
+	assert.Equal(t, "/proc/self/exe __sandbox-init ", run(), "others may write corral-init")
+	require.NoError(t, os.Chmod(helper, 0o755))
+	require.NoError(t, os.Chmod(bin, 0o777))
+	assert.Equal(t, "/proc/self/exe __sandbox-init ", run(), "others may replace it in its directory")
+	require.NoError(t, os.Chmod(bin, os.ModeSticky|0o777))
+	assert.Equal(t, helper+" __sandbox-init ", run(), "in a sticky directory only its owner may replace it")
+	require.NoError(t, os.Chmod(bin, 0o755))
+}
+
+func TestReplaceableBy(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(f, nil, 0o755))
+	me := uint32(os.Geteuid())
+	assert.Empty(t, replaceableBy(f, me))
+	if me != 0 {
+		// To a third user, a file of this one is another user's.
+		assert.Contains(t, replaceableBy(f, me+1), "belongs to another user")
+	} else {
+		require.NoError(t, os.Chown(f, 4242, 4242))
+		assert.Contains(t, replaceableBy(f, me), "belongs to another user")
+		require.NoError(t, os.Chown(f, 0, 0))
+	}
+	require.NoError(t, os.Chmod(f, 0o775))
+	assert.Contains(t, replaceableBy(f, me), "others may write "+f)
+	assert.Contains(t, replaceableBy(filepath.Join(dir, "missing"), me), "no such file")
+}

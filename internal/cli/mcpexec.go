@@ -59,6 +59,8 @@ func mcpServerPath(cfg corral.Config) (string, error) {
 		return "", &exitError{code: exitSetup, msg: "mcp: " + err.Error()}
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
 		return "", &exitError{code: exitSetup, msg: fmt.Sprintf("mcp: %s is not an executable file", path)}
+	case othersMayReplace(path) != "":
+		return "", &exitError{code: exitSetup, msg: fmt.Sprintf("mcp: %s is not safe to run: %s", path, othersMayReplace(path))}
 	case writableIn(cfg, path):
 		return "", &exitError{code: exitSetup, msg: fmt.Sprintf("mcp: %s lies where this sandbox's commands may write, so a command could replace it; "+
 			"install corral and %s outside the workspace and writable paths", path, mcpServerName)}
