@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -307,8 +308,15 @@ func TestZonePureWorkerHasNoWorkspace(t *testing.T) {
 		echo x 2>/dev/null > "$SCRATCH/planted-host" && echo host-path-written
 		cat /workspace/marker 2>/dev/null && echo dest-read
 		echo x 2>/dev/null > /workspace/planted-dest && echo dest-written
-		echo x > here && echo cwd-written`
-	vars := []string{"SCRATCH=" + sc.ws}
+		echo x > here && echo cwd-written
+		cat "$HOMEMARK" 2>/dev/null && echo home-read; true`
+	// A file in the user's home: a worker without zones sees no home.
+	home, err := os.UserHomeDir()
+	require.NoError(t, err)
+	mark := filepath.Join(home, fmt.Sprintf(".corral-pure-%d", os.Getpid()))
+	require.NoError(t, os.WriteFile(mark, []byte("home\n"), 0o644))
+	t.Cleanup(func() { os.Remove(mark) })
+	vars := []string{"SCRATCH=" + sc.ws, "HOMEMARK=" + mark}
 
 	pure := build()
 	require.True(t, pure.Access().Pure())
@@ -347,7 +355,7 @@ func TestZonePureWorkerHasNoWorkspace(t *testing.T) {
 	lines = strings.Split(r.stdout, "\n")
 	assert.Contains(t, strings.Fields(lines[0]), "workspace")
 	assert.Contains(t, strings.Fields(lines[0]), "data")
-	assert.Equal(t, []string{"/workspace", "scratch", "host-path-read", "scratch", "dest-read", "dest-written", "cwd-written", ""}, lines[1:])
+	assert.Equal(t, []string{"/workspace", "scratch", "host-path-read", "scratch", "dest-read", "dest-written", "cwd-written", "home", "home-read", ""}, lines[1:])
 	assert.FileExists(t, filepath.Join(sc.ws, "planted-dest"))
 	// And on the host, unsandboxed, every probe succeeds.
 	host := &world{t: t, ws: sc.ws, vars: vars}

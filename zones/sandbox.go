@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/corralhq/corral"
@@ -60,8 +61,22 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 		if base.Workspace != "" {
 			hide(base.Workspace)
 		}
+		// Only the system's directories stay: homes, mounted media and
+		// every other top-level directory (a project tree under /work or
+		// /data) are hidden, and no path is writable.
+		if top, err := os.ReadDir("/"); err == nil {
+			for _, e := range top {
+				if !systemDirs[e.Name()] {
+					hide("/" + e.Name())
+				}
+			}
+		}
 		c.NoWorkspace, c.Workspace, c.WorkspaceDest = true, "", ""
 		c.Changeset, c.ChangesetPaths = "", nil
+		c.WritablePaths = nil
+		c.ReadOnlyPaths = slices.DeleteFunc(slices.Clone(base.ReadOnlyPaths), func(p string) bool {
+			return slices.ContainsFunc(c.HiddenPaths, func(h string) bool { return p == h || strings.HasPrefix(p, h+"/") })
+		})
 		return c, nil
 	}
 	for _, z := range a.Zones() {
@@ -80,6 +95,15 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 		}
 	}
 	return c, nil
+}
+
+// systemDirs are the top-level directories a worker without zones still
+// sees (read-only, as every sandbox does): programs, libraries, their
+// configuration, and the kernel's and the sandbox's own trees.
+var systemDirs = map[string]bool{
+	"bin": true, "sbin": true, "lib": true, "lib32": true, "lib64": true, "libx32": true,
+	"usr": true, "etc": true, "opt": true, "var": true, "run": true, "boot": true,
+	"dev": true, "proc": true, "sys": true, "tmp": true,
 }
 
 // MakeZones creates the directory of every zone of project that does not

@@ -68,5 +68,21 @@ func TestSandboxConfig(t *testing.T) {
 	assert.Empty(t, c.Workspace)
 	assert.Empty(t, c.WorkspaceDest)
 	assert.Empty(t, c.Changeset)
-	assert.ElementsMatch(t, []string{path("data"), path("input"), path("drafts"), path("final"), scratch}, c.HiddenPaths)
+	assert.Subset(t, c.HiddenPaths, []string{path("data"), path("input"), path("drafts"), path("final"), scratch})
+	// Of the root, only the system's directories are left.
+	top, err := os.ReadDir("/")
+	require.NoError(t, err)
+	for _, e := range top {
+		if systemDirs[e.Name()] {
+			assert.NotContains(t, c.HiddenPaths, "/"+e.Name())
+		} else {
+			assert.Contains(t, c.HiddenPaths, "/"+e.Name())
+		}
+	}
+	for _, p := range []string{"/home", "/root"} {
+		if _, err := os.Stat(p); err == nil {
+			assert.Contains(t, c.HiddenPaths, p)
+		}
+	}
+	assert.Empty(t, c.WritablePaths)
 }
