@@ -152,6 +152,7 @@ func runInit() int {
 		killRest()
 		// Nothing inside runs any more: merge the staged git directories
 		// and hold what was planted.
+		landCreated(planted)
 		dropped = planted.Finish()
 		planted.Close()
 	}
@@ -289,9 +290,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
 	var watch func(policy []byte) bool
-	if req.Report {
+	if listens(s, req, planted) {
 		watch = func(policy []byte) bool {
-			s.listener = listen(s, planted, policy)
+			s.listener = listen(s, planted, policy, req.Report)
 			return s.listener != nil
 		}
 	}

@@ -156,6 +156,10 @@ type listener struct {
 	judge   judge
 	conn    *conn
 	live    atomic.Bool // the caller has the command: refusals may be sent as they come
+	// reporting says whether violations are recorded; create, when not
+	// nil, performs the calls that create names (see creator).
+	reporting bool
+	create    *creator
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -173,6 +177,9 @@ func (l *listener) run() {
 	// One thread sleeps in the kernel for the next call and is the one
 	// woken (see seccomp.LoadListener).
 	runtime.LockOSThread()
+	if l.create != nil && !l.create.enter() {
+		l.create = nil
+	}
 	for {
 		n, err := seccomp.Receive(l.fd)
 		if err != nil {
@@ -216,8 +223,15 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Continue(l.fd, n.ID)
 		return
 	}
-	paths := l.paths(n, call)
-	seccomp.Continue(l.fd, n.ID)
+	var paths []string
+	if l.reporting {
+		paths = l.paths(n, call)
+	}
+	if l.create.creates(n, call) {
+		l.create.serve(n, call)
+	} else {
+		seccomp.Continue(l.fd, n.ID)
+	}
 	for _, p := range paths {
 		if kind, reason, match := l.judge.verdict(p); kind != "" {
 			l.record(Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match, Process: comm(n.Pid)})
@@ -266,6 +280,9 @@ func openHowWrites(n seccomp.Notification) bool {
 // record adds v to the log, and sends it to the caller at once when it is
 // new and the caller already has the command.
 func (l *listener) record(v Violation) {
+	if !l.reporting {
+		return
+	}
 	l.mu.Lock()
 	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason, v.Match}, v, 1)
 	if !kept {
@@ -319,15 +336,16 @@ func truncate(p string) string {
 // calls in a listener or the thread's chain has a listener already.
 //
 // Preconditions: must be called with the OS thread locked, by confine.
-func listen(s *setup, planted *guard.Session, policy []byte) *listener {
+func listen(s *setup, planted *guard.Session, policy []byte, report bool) *listener {
 	w, err := seccomp.NewWatch(policy)
 	if err != nil {
 		return nil
 	}
-	prog, err := w.Program()
+	prog, err := watchProgram(w, report)
 	if err != nil {
 		return nil
 	}
+	creates := createsNames(s, planted) // before the filter: the thread's own calls stop there
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
 		return nil
@@ -343,6 +361,10 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		j.protected = planted.ReadOnly()
 	}
 	l := newListener(fd, w, j)
+	l.reporting = report
+	if creates {
+		l.create = newCreator(fd, s, planted)
+	}
 	go l.run()
 	return l
 }

@@ -62,7 +62,12 @@ const sysFchmodat2 = 452
 // see what the command tries to write. Calls of another architecture are
 // allowed here and killed by the policy's filter.
 func NotifyProgram() ([]unix.SockFilter, error) {
-	calls := WriteCalls()
+	return notifyProgram(WriteCalls(), WriteFlags)
+}
+
+// notifyProgram stops calls in the listener, those with a flags argument
+// only when it carries one of flags.
+func notifyProgram(calls map[uint32]WriteCall, flags uint32) ([]unix.SockFilter, error) {
 	if calls == nil {
 		return nil, errors.New("seccomp: no table of write calls for this architecture")
 	}
@@ -91,7 +96,7 @@ func NotifyProgram() ([]unix.SockFilter, error) {
 		prog = append(prog,
 			jumpTo(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, i+1, i+3),
 			bpfStmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, arg),
-			jumpTo(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, WriteFlags, i+2, notify, allow),
+			jumpTo(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, flags, i+2, notify, allow),
 		)
 	}
 	for _, nr := range plain {
@@ -134,7 +139,13 @@ func sortNrs(s []uint32) {
 // Preconditions: must be called with the OS thread locked, with
 // no_new_privs set.
 func LoadListener(prog []unix.SockFilter) (int, error) {
-	fd, err := setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	// Once the listener has taken a call, only a fatal signal ends the
+	// wait (Linux 5.19): a call the listener performs itself is then never
+	// made twice, by a restart after a signal, nor left half answered.
+	fd, err := setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	if err == unix.EINVAL {
+		fd, err = setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	}
 	if err != nil {
 		return -1, os.NewSyscallError("seccomp(SET_MODE_FILTER, NEW_LISTENER)", err)
 	}

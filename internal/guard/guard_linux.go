@@ -47,6 +47,8 @@ type Session struct {
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
+	// created are the protected entries the command created (see Staged).
+	created created
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -571,7 +573,9 @@ func (s *Session) Finish() []string {
 	if s == nil {
 		return nil
 	}
+	s.created.mu.Lock()
 	out := s.notes
+	s.created.mu.Unlock()
 	if s.degraded != nil {
 		return out
 	}
@@ -579,6 +583,10 @@ func (s *Session) Finish() []string {
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
 	}
+	s.created.mu.Lock()
+	landed := s.created.landed
+	out = append(out, s.created.notes...)
+	s.created.mu.Unlock()
 	for _, st := range s.stages {
 		out = append(out, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
 	}
@@ -605,6 +613,13 @@ func (s *Session) Finish() []string {
 				found = append(found, strings.TrimPrefix(p, view+"/"))
 			}
 		})
+		for _, p := range landed {
+			if s.rootOf(p) == r.path {
+				if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
+					found = append(found, rel)
+				}
+			}
+		}
 		for _, rel := range found {
 			out = append(out, h.hold(rel)...)
 		}
@@ -621,6 +636,7 @@ func (s *Session) Close() {
 	if s == nil {
 		return
 	}
+	s.closeCreated()
 	for _, r := range s.roots {
 		if r.clone >= 0 {
 			unix.Close(r.clone)
