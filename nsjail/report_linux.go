@@ -168,7 +168,7 @@ type listener struct {
 func newListener(fd int, w *seccomp.Watch, j judge) *listener {
 	return &listener{
 		fd: fd, initTid: unix.Gettid(), watch: w, calls: seccomp.WriteCalls(), judge: j,
-		log: tally.New[violationKey, Violation](maxViolations),
+		log: tally.New[violationKey, Violation](maxViolations), reporting: true,
 	}
 }
 
