@@ -197,3 +197,43 @@ func TestCreatedNameRace(t *testing.T) {
 		})
 	}
 }
+
+// An embedded bare repository (HEAD, objects/, refs/, no .git) is guarded
+// like a .git directory: git run inside it on the host afterwards takes its
+// config and hooks from it. One that exists when the command starts is
+// staged and merged back through the allowlist; one the command makes is
+// rebuilt from its allowed parts when it exits.
+func TestEmbeddedBareRepository(t *testing.T) {
+	const plant = `git -C "$1" config alias.x '!touch "$MARK"' && ` +
+		`printf '#!/bin/sh\ntouch "$MARK"\n' > "$1/hooks/post-update" && chmod +x "$1/hooks/post-update"`
+	cases := []struct{ name, setup, script string }{
+		{"existing", `git init -q --bare emb.git`, `set -- emb.git; ` + plant},
+		{"made inside", ``, `git init -q --bare emb.git && set -- emb.git && ` + plant},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, boxed := range []bool{false, true} {
+				w := newWorld(t)
+				mark := filepath.Join(w.outside, "mark")
+				w.vars = append(w.vars, "MARK="+mark)
+				if c.setup != "" {
+					hostGit(t, w, c.setup)
+				}
+				var r result
+				if boxed {
+					r = w.sandboxed(w.config(), gitEnv+c.script)
+				} else {
+					r = w.bare(gitEnv + c.script)
+				}
+				require.Equal(t, 0, r.code, r.String())
+				hostGit(t, w, `cd emb.git && git x; git update-server-info; hooks/post-update 2>/dev/null; true`)
+				if !boxed {
+					require.True(t, exists(mark), "the probe must work without the sandbox")
+				} else {
+					assert.False(t, exists(mark), "planted through a bare repository")
+					assert.True(t, fileHas(filepath.Join(w.ws, "emb.git/HEAD"), "ref:"), "the repository stays usable")
+				}
+			}
+		})
+	}
+}
