@@ -52,6 +52,12 @@
 // ENOSYS should the listener be gone. The sandbox's init uses it to report
 // what the command tried to write and which calls the policy refused.
 //
+// [CreateProgram] stops only the calls that can create a name ([CreateCalls]:
+// opens with O_CREAT, mkdir, mknod, symlink, link, rename), for a listener
+// that performs them itself and answers with [Return] or [ReturnFile]: a
+// listener that read a name and let the call go on would decide on memory
+// another thread of the caller can change before the kernel reads it again.
+//
 // # Limitations
 //
 // A filter sees register values, not memory: clone3's flags sit in a
