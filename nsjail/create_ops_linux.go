@@ -2,6 +2,7 @@ package nsjail
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,7 +79,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			}
 			return c.refuse(dir, pl.name, "a new entry through a symlink with a protected name", unix.EPERM)
 		case err == unix.ENXIO && flags&unix.O_NONBLOCK == 0:
-			c.blockingOpen(t, pl, flags, cloexec) // a FIFO with no reader yet
+			c.blockingOpen(t, pl, flags, cloexec, false) // a FIFO with no reader yet
 			return gone
 		default:
 			return failed(err)
@@ -135,7 +136,7 @@ func (c *creator) opened(t *task, fd, flags int, cloexec bool, pl place) answer 
 		// Opened without waiting for the other end: open again, waiting,
 		// on a thread of its own.
 		unix.Close(fd)
-		c.blockingOpen(t, pl, flags, cloexec)
+		c.blockingOpen(t, pl, flags, cloexec, false)
 		return gone
 	}
 	if flags&unix.O_NONBLOCK == 0 {
@@ -195,10 +196,16 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	if !ok {
 		return answer{file: -1, errno: unix.ENOENT}
 	}
-	if !modeWithin(flags, held) {
+	fd, err := unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_PATH, 0)
+	if err != nil {
+		return failed(err)
+	}
+	ok = modeWithin(flags, held) || sandboxWritable(fd)
+	unix.Close(fd)
+	if !ok {
 		return answer{file: -1, errno: unix.EACCES}
 	}
-	fd, err := unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err = unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return failed(err)
 	}
@@ -214,7 +221,7 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 			return failed(err)
 		}
 		t.keep(dfd)
-		c.blockingOpen(t, place{dir: dfd, name: name}, flags, cloexec)
+		c.blockingOpen(t, place{dir: dfd, name: name}, flags, cloexec, true)
 		return gone
 	}
 	if flags&unix.O_NONBLOCK == 0 {
@@ -223,6 +230,35 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 		}
 	}
 	return answer{file: fd, cloexec: cloexec}
+}
+
+// sandboxWritable reports whether file fd lies on a writable mount of the
+// sandbox's own tree other than /proc: a file Landlock lets the command
+// write there, as it lies in a writable root, /tmp or /dev/shm. A file
+// the caller handed in lies on a mount of the host's, not in this table.
+func sandboxWritable(fd int) bool {
+	var sx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sx) != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	id := strconv.FormatUint(sx.Mnt_id, 10) + " "
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, id) {
+			continue
+		}
+		f := strings.Fields(line)
+		sep := slicesIndex(f, "-")
+		if len(f) < 6 || sep < 0 || sep+1 >= len(f) {
+			return false
+		}
+		rw := strings.HasPrefix(f[5], "rw")
+		return rw && f[sep+1] != "proc" && f[sep+1] != "sysfs"
+	}
+	return false
 }
 
 // fdFlags reads the open flags of descriptor name of the process whose
@@ -258,7 +294,7 @@ func modeWithin(flags, held int) bool {
 
 // blockingOpen opens pl, which may wait for the other end of a FIFO, on a
 // thread of its own, and answers the call from there.
-func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec bool) {
+func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool) {
 	dir, err := unix.Dup(pl.dir)
 	if err != nil {
 		failNow(c, t, err)
@@ -271,7 +307,11 @@ func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec bool) {
 			failID(c, id, unix.EIO)
 			return
 		}
-		fd, err := unix.Openat(dir, name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		fl := flags&^(unix.O_CREAT|unix.O_EXCL) | unix.O_NOCTTY | unix.O_CLOEXEC
+		if !magic {
+			fl |= unix.O_NOFOLLOW
+		}
+		fd, err := unix.Openat(dir, name, fl, 0)
 		if err != nil {
 			failID(c, id, err.(syscall.Errno))
 			return
