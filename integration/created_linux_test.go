@@ -237,3 +237,42 @@ func TestEmbeddedBareRepository(t *testing.T) {
 		})
 	}
 }
+
+// An open with O_CREAT through a descriptor's link (/dev/stdin,
+// /dev/stdout) is performed by the init too, and gets no more than the
+// command's own kernel would grant: a read-only stdin from outside every
+// writable path stays unwritable, a pipe as stdout is written.
+func TestCreatedReopenStdio(t *testing.T) {
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		in := filepath.Join(w.outside, "input")
+		require.NoError(t, os.WriteFile(in, []byte("original\n"), 0o644))
+		f, err := os.Open(in)
+		require.NoError(t, err)
+		defer f.Close()
+		const script = `echo planted > /dev/stdin; echo out > /dev/stdout; echo also >> /proc/self/fd/1`
+		var out string
+		if boxed {
+			cfg := w.config()
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(t, err)
+			defer sb.Close()
+			c := sb.Command(context.Background(), "sh", "-c", script)
+			c.Stdin, c.Env = f, w.env()
+			b, _ := c.Output()
+			out = string(b)
+		} else {
+			c := exec.Command("sh", "-c", script)
+			c.Stdin, c.Env, c.Dir = f, w.env(), w.ws
+			b, _ := c.Output()
+			out = string(b)
+		}
+		assert.Contains(t, out, "out\nalso\n")
+		if boxed {
+			assert.False(t, fileHas(in, "planted"), "a read-only stdin was written")
+		} else {
+			require.True(t, fileHas(in, "planted"), "the probe must write it without the sandbox")
+		}
+	}
+}
