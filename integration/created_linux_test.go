@@ -276,3 +276,38 @@ func TestCreatedReopenStdio(t *testing.T) {
 		}
 	}
 }
+
+// What cannot be staged is refused and reported: a protected name made as
+// a symlink, a hard link or a FIFO. Ordinary files, links and FIFOs are
+// made as usual, and a writer waiting on a FIFO holds up no other call.
+func TestCreatedRefusedAndOrdinary(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	const script = `echo x > target; ln -s target .envrc; echo "symlink=$?"; ln target .mcp.json; echo "link=$?"; ` +
+		`mkfifo .nvimrc; echo "fifo=$?"; ln -s target l && ln target h && mkfifo p && echo ordinary; ` +
+		`(sleep 0.2; cat p) & echo through-fifo > p; wait; : > new && echo created`
+	c := sb.Command(context.Background(), "sh", "-c", script)
+	c.Env = w.env()
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, s := range []string{"symlink=1", "link=1", "fifo=1", "ordinary", "through-fifo", "created"} {
+		assert.Contains(t, string(out), s)
+	}
+	dropped := strings.Join(c.Dropped(), "\n")
+	for _, name := range []string{".envrc", ".mcp.json", ".nvimrc"} {
+		assert.Contains(t, dropped, filepath.Join(w.ws, name)+": refused")
+		assert.False(t, exists(filepath.Join(w.ws, name)))
+	}
+	assert.True(t, exists(filepath.Join(w.ws, "l")) && exists(filepath.Join(w.ws, "h")) && exists(filepath.Join(w.ws, "p")))
+
+	control := newWorld(t)
+	r := control.bare(script)
+	require.Equal(t, 0, r.code, r.String())
+	for _, name := range []string{".envrc", ".mcp.json", ".nvimrc"} {
+		require.True(t, exists(filepath.Join(control.ws, name)), "without the sandbox %s is made", name)
+	}
+}
