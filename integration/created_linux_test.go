@@ -71,6 +71,7 @@ func TestCreatedProtectedNotOnHostWhileRunning(t *testing.T) {
 		{"vscode tasks", ".vscode", `mkdir .vscode && echo planted > .vscode/tasks.json`, ".vscode/tasks.json", false},
 		{"mcp.json", ".mcp.json", `echo planted > .mcp.json`, ".mcp.json", false},
 		{"envrc", ".envrc", `echo planted > .envrc`, ".envrc", false},
+		{"mcp.json saved by a rename", ".mcp.json", `echo planted > t && mv t .mcp.json`, ".mcp.json", false},
 		{"claude moved into place", ".claude", `mkdir c && echo planted > c/settings.json && mv c .claude`, ".claude/settings.json", false},
 		{"nested vscode", ".vscode", `mkdir -p a/b/.vscode && echo planted > a/b/.vscode/tasks.json`, "a/b/.vscode/tasks.json", false},
 		{"git init sub", ".git", `git init -q sub && git -C sub config core.fsmonitor planted`, "sub/.git/config", false},

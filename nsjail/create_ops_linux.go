@@ -499,6 +499,9 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 	}
 	toDir := dirPath(to.dir)
 	if name, protected := c.sess.HoldsProtected(toDir, to.name); protected {
+		if a, ok := c.renameFile(from, to, toDir, flags); ok {
+			return a
+		}
 		return c.refuse(toDir, to.name, "renamed onto a protected name ("+name+"; copy it there instead)", unix.EXDEV)
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
@@ -508,6 +511,86 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 		}
 	}
 	return errnoOf(unix.Renameat2(from.dir, from.opName(), to.dir, to.opName(), flags))
+}
+
+// renameFile renames a regular file onto a protected file name, as an
+// atomic save or git's lock file does (.gitmodules.lock to .gitmodules): the
+// content is copied into a staged file there (made for it, or one staged
+// before) and the old name removed. It reports false for what it does not
+// do this way (a directory, a flag but RENAME_NOREPLACE, a name above a
+// protected one, a file the host put there meanwhile).
+func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, bool) {
+	if flags&^unix.RENAME_NOREPLACE != 0 || to.trailing {
+		return answer{}, false
+	}
+	if _, exact := c.sess.Protects(toDir, to.name); !exact {
+		return answer{}, false
+	}
+	var src unix.Stat_t
+	if err := unix.Fstatat(from.dir, from.opName(), &src, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return failed(err), true
+	}
+	if src.Mode&unix.S_IFMT != unix.S_IFREG {
+		return answer{}, false
+	}
+	in, err := unix.Openat(from.dir, from.opName(), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failed(err), true
+	}
+	defer unix.Close(in)
+	var dst unix.Stat_t
+	switch err := unix.Fstatat(to.dir, to.name, &dst, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == unix.ENOENT:
+		unix.Umask(0)
+		if a := c.stageNew(to, toDir, src.Mode&0o7777); a.errno != 0 {
+			return a, true
+		}
+	case err != nil:
+		return failed(err), true
+	case flags&unix.RENAME_NOREPLACE != 0:
+		return answer{file: -1, errno: unix.EEXIST}, true
+	default:
+		var parent unix.Stat_t
+		if unix.Fstat(to.dir, &parent) != nil || parent.Dev == dst.Dev || dst.Mode&unix.S_IFMT != unix.S_IFREG {
+			return answer{}, false // not a staged file: the host's, or another kind
+		}
+	}
+	out, err := unix.Openat(to.dir, to.name, unix.O_WRONLY|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.EROFS {
+			err = unix.EBUSY // an entry bound read-only: a mount point, as rename says
+		}
+		return failed(err), true
+	}
+	defer unix.Close(out)
+	if err := copyFile(out, in); err != nil {
+		return failed(err), true
+	}
+	return errnoOf(unix.Unlinkat(from.dir, from.opName(), 0)), true
+}
+
+// copyFile copies what is left to read of in to out.
+func copyFile(out, in int) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(in, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		for b := buf[:n]; len(b) > 0; {
+			m, err := unix.Write(out, b)
+			if err != nil && err != unix.EINTR {
+				return err
+			}
+			b = b[max(m, 0):]
+		}
+	}
 }
 
 // stageDir makes a new protected directory: an empty one on the host, and
@@ -568,6 +651,19 @@ func (c *creator) stageDir(pl place, dir, name string, mode uint32) answer {
 // it in the sandbox a file of the init's tmpfs, then opens that for the
 // command.
 func (c *creator) stageFile(t *task, pl place, dir, name string, flags int, mode uint32, cloexec bool) answer {
+	if a := c.stageNew(pl, dir, mode); a.errno != 0 {
+		return a
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failed(err)
+	}
+	return c.opened(t, fd, flags, cloexec, pl)
+}
+
+// stageNew makes the empty placeholder of a new protected file and mounts
+// a staged file over it.
+func (c *creator) stageNew(pl place, dir string, mode uint32) answer {
 	if c.sess.Full() {
 		return c.refuse(dir, pl.name, "too many new protected entries", unix.EPERM)
 	}
@@ -580,7 +676,7 @@ func (c *creator) stageFile(t *task, pl place, dir, name string, flags int, mode
 	unix.Close(ph0)
 	undo := func(why error) answer {
 		unix.Unlinkat(pl.dir, pl.name, 0)
-		return c.refuse(dir, name, fmt.Sprintf("could not be staged (%v)", why), unix.EPERM)
+		return c.refuse(dir, pl.name, fmt.Sprintf("could not be staged (%v)", why), unix.EPERM)
 	}
 	ph, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -594,11 +690,7 @@ func (c *creator) stageFile(t *task, pl place, dir, name string, flags int, mode
 		}
 		return undo(err)
 	}
-	fd, err := unix.Openat(pl.dir, pl.name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return failed(err)
-	}
-	return c.opened(t, fd, flags, cloexec, pl)
+	return done
 }
 
 // stagedFile makes a file in the guard's staging tmpfs and mounts it on
