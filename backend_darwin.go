@@ -10,6 +10,9 @@ import (
 func registerEntrypoints() {}
 
 func newBackend(s *spec) (backend, error) {
+	if s.NoWorkspace {
+		return nil, noWorkspaceRefusal(RungSeatbelt)
+	}
 	// Seatbelt applies no limits: asking for one follows the ladder.
 	lp, err := planLimits(s.Limits, ladder.LimitHost{Rung: RungSeatbelt}, s.Fallback)
 	if err != nil {

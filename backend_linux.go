@@ -51,6 +51,9 @@ func newBackend(s *spec) (backend, error) {
 	if s.hasPersist() && plan.Rung != RungFull {
 		return nil, s.persistRefusal(plan.Rung)
 	}
+	if s.NoWorkspace && plan.Rung != RungFull {
+		return nil, noWorkspaceRefusal(plan.Rung)
+	}
 	if msg := plan.Warning(); msg != "" && s.logf != nil {
 		s.logf("%s", msg)
 	}
@@ -109,8 +112,7 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 	bare := plan.Rung == RungLandlock
 	in := mountInput(s, overlays(s))
 	o := nsjail.Options{
-		Workspace: in.Writable[0],
-		Writable:  in.Writable[1:],
+		Writable:  in.Writable,
 		ReadOnly:  in.ReadOnly,
 		Hidden:    in.Hidden,
 		Protected: in.Protected,
@@ -124,6 +126,9 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 		Tmp:       in.Tmp,
 		Bare:      bare,
 		Limits:    s.Limits.set, // newBackend leaves out those the host cannot enforce
+	}
+	if !s.NoWorkspace {
+		o.Workspace, o.Writable = in.Writable[0], in.Writable[1:]
 	}
 	o.IdleTimeout = s.IdleTimeout
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network

@@ -129,8 +129,16 @@ func (s *spec) dests() []role {
 // hasDests reports whether anything is shown at a destination.
 func (s *spec) hasDests() bool { return s.WorkspaceDest != "" || len(s.Binds) > 0 }
 
-// sandboxWorkspace is where the command sees the workspace.
+// privateTmp is where a command without a workspace starts: its own
+// /tmp, which the mount namespace makes private.
+const privateTmp = "/tmp"
+
+// sandboxWorkspace is where the command sees the workspace: with
+// NoWorkspace, the private /tmp it starts in.
 func (s *spec) sandboxWorkspace() string {
+	if s.NoWorkspace {
+		return privateTmp
+	}
 	if s.WorkspaceDest != "" {
 		return s.WorkspaceDest
 	}
@@ -245,3 +253,11 @@ func (sb *Sandbox) Binds() []Bind { return slices.Clone(sb.spec.Binds) }
 // WorkspaceDir returns where commands see the workspace: WorkspaceDest
 // when set, else the canonical workspace path.
 func (sb *Sandbox) WorkspaceDir() string { return sb.spec.sandboxWorkspace() }
+
+// noWorkspaceRefusal is New's refusal of NoWorkspace on a rung without a
+// mount namespace, where the private /tmp a command would start in is a
+// directory of the host.
+func noWorkspaceRefusal(rung Rung) error {
+	return &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
+		"a sandbox without a workspace starts commands in a private /tmp, which needs a mount namespace; rung %s has none", rung)}
+}

@@ -38,12 +38,21 @@ const (
 )
 
 // Config describes a sandbox. The zero value of every field is a sane default
-// except Workspace, which is required when Mode is enabled.
+// except Workspace, which is required when Mode is enabled (unless
+// NoWorkspace).
 type Config struct {
 	// Mode defaults to ModeEnabled.
 	Mode Mode
 	// Workspace is always writable and is the default working directory.
 	Workspace string
+	// NoWorkspace builds a sandbox without a workspace: nothing of the
+	// host is mounted writable but the WritablePaths and Binds given, and
+	// commands start in their private /tmp, which with /dev/shm is all
+	// they can write otherwise. Workspace, WorkspaceDest, Changeset and
+	// ChangesetPaths must be empty. It needs a mount namespace (the full
+	// rung): elsewhere New fails naming it, since without one the private
+	// /tmp is a directory of the host.
+	NoWorkspace bool
 	// WritablePaths are further directories or files the command may write.
 	WritablePaths []string
 	// ReadOnlyPaths stay read-only even under a writable parent, such as an
@@ -245,11 +254,13 @@ func ProtectedNames() []string { return guard.Names() }
 // symlinks resolved.
 type spec struct {
 	Mode      Mode
-	Workspace string
-	Writable  []string
-	ReadOnly  []string
-	Hidden    []string
-	Network   Network
+	Workspace string // empty with NoWorkspace
+	// NoWorkspace: the sandbox has no workspace (Config.NoWorkspace).
+	NoWorkspace bool
+	Writable    []string
+	ReadOnly    []string
+	Hidden      []string
+	Network     Network
 	// Egress is the proxy's policy with NetworkAllow, else nil.
 	Egress        *egressPolicy
 	Env           []string
@@ -388,20 +399,15 @@ func (s *spec) resolveChoices(c Config) error {
 }
 
 func (s *spec) resolvePaths(c Config) error {
-	if c.Workspace == "" {
-		if s.Mode == ModeDisabled {
-			return nil
+	if c.NoWorkspace {
+		if err := checkNoWorkspace(c); err != nil {
+			return err
 		}
-		return &ConfigError{Field: "Workspace", Reason: "required"}
+		s.NoWorkspace = true
+	} else if err := s.resolveWorkspace(c); err != nil || s.Workspace == "" {
+		return err // ModeDisabled needs no workspace
 	}
-	ws, err := canonical("Workspace", c.Workspace)
-	if err != nil {
-		return err
-	}
-	if fi, err := os.Stat(ws); err == nil && !fi.IsDir() {
-		return &ConfigError{Field: "Workspace", Value: c.Workspace, Reason: "not a directory"}
-	}
-	s.Workspace = ws
+	var err error
 	if s.Writable, err = canonicalAll("WritablePaths", c.WritablePaths); err != nil {
 		return err
 	}
@@ -430,6 +436,44 @@ func (s *spec) resolvePaths(c Config) error {
 		return nil
 	}
 	return s.checkDestOverlap()
+}
+
+// resolveWorkspace canonicalizes the workspace, which only ModeDisabled
+// may leave empty.
+func (s *spec) resolveWorkspace(c Config) error {
+	if c.Workspace == "" {
+		if s.Mode == ModeDisabled {
+			return nil
+		}
+		return &ConfigError{Field: "Workspace", Reason: "required (or NoWorkspace)"}
+	}
+	ws, err := canonical("Workspace", c.Workspace)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(ws); err == nil && !fi.IsDir() {
+		return &ConfigError{Field: "Workspace", Value: c.Workspace, Reason: "not a directory"}
+	}
+	s.Workspace = ws
+	return nil
+}
+
+// checkNoWorkspace refuses what NoWorkspace leaves nothing to apply to.
+func checkNoWorkspace(c Config) error {
+	refuse := func(field, value, reason string) error {
+		return &ConfigError{Field: field, Value: value, Reason: reason + " with NoWorkspace"}
+	}
+	switch {
+	case c.Mode == ModeDisabled:
+		return refuse("NoWorkspace", "", "Mode disables the sandbox, whose absence of a workspace means nothing")
+	case c.Workspace != "":
+		return refuse("Workspace", c.Workspace, "must be empty")
+	case c.WorkspaceDest != "":
+		return refuse("WorkspaceDest", c.WorkspaceDest, "must be empty")
+	case c.Changeset != "" || len(c.ChangesetPaths) > 0:
+		return refuse("Changeset", c.Changeset, "a changeset overlays the workspace first: none")
+	}
+	return nil
 }
 
 // checkHidden refuses any other path inside a hidden one: the hidden path is

@@ -46,8 +46,12 @@ func (c Config) MountPlan() ([]string, error) {
 // mount destination is listed at its own host path and again inside the
 // destination, so that its rule holds at both.
 func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
+	var ws []string
+	if !s.NoWorkspace {
+		ws = []string{s.sandboxWorkspace()}
+	}
 	in := mounts.Input{
-		Writable:  append([]string{s.sandboxWorkspace()}, s.inDests(s.Writable)...),
+		Writable:  append(ws, s.inDests(s.Writable)...),
 		ReadOnly:  s.inDests(s.ReadOnly),
 		Hidden:    s.inDests(s.Hidden),
 		Protected: protectedNames(s.AllowPlanting),

@@ -56,7 +56,10 @@ func (s *spec) resolvePolicy(c Config) error {
 // roles lists every configured path that the command can see, with the
 // Config field it came from.
 func (s *spec) roles() []role {
-	out := []role{{"Workspace", s.Workspace}}
+	var out []role
+	if s.Workspace != "" {
+		out = append(out, role{"Workspace", s.Workspace})
+	}
 	for _, p := range s.Writable {
 		out = append(out, role{"WritablePaths", p})
 	}

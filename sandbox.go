@@ -80,8 +80,13 @@ func (sb *Sandbox) Command(ctx context.Context, name string, args ...string) *Cm
 	return c
 }
 
-// Workspace returns the canonical workspace path.
+// Workspace returns the canonical workspace path: empty with
+// Config.NoWorkspace.
 func (sb *Sandbox) Workspace() string { return sb.spec.Workspace }
+
+// NoWorkspace reports whether the sandbox has no workspace
+// (Config.NoWorkspace): its commands start in their private /tmp.
+func (sb *Sandbox) NoWorkspace() bool { return sb.spec.NoWorkspace }
 
 // Close releases the sandboxes kept built ahead of time for commands.
 // Commands already running are not affected, except that with

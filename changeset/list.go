@@ -30,6 +30,21 @@ func (c *Changeset) List() ([]Change, error) {
 	return all, nil
 }
 
+// ListRoot is List for the one root whose real directory is path: the
+// changes waiting there, sorted by path, without walking the other roots.
+func (c *Changeset) ListRoot(path string) ([]Change, error) {
+	r, ok := c.root(path)
+	if !ok {
+		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: fmt.Errorf("%s is not one of its roots", Quote(path))}
+	}
+	defer longPaths()()
+	changes, err := r.list()
+	if err != nil {
+		return nil, &fs.PathError{Op: "list changeset", Path: c.dir, Err: err}
+	}
+	return changes, nil
+}
+
 func (r Root) list() ([]Change, error) {
 	if err := r.checkLower(); err != nil {
 		return nil, err

@@ -137,6 +137,26 @@ func TestDestinationsFailClosedWithoutMountNamespace(t *testing.T) {
 	sb.Close()
 }
 
+// A sandbox without a workspace refuses the landlock rung, where the
+// private /tmp its commands would start in is the host's, rather than
+// running there. Control: with a workspace the same host builds one.
+func TestNoWorkspaceFailsClosedWithoutMountNamespace(t *testing.T) {
+	w := newWorld(t)
+	restore := testhook.Disable(string(corral.LayerUserNS))
+	defer restore()
+	_, err := corral.New(corral.Config{NoWorkspace: true, Fallback: corral.FallbackWarn})
+	var se *corral.SetupError
+	require.True(t, errors.As(err, &se), "want a setup error, got %v", err)
+	assert.Equal(t, corral.LayerMountNS, se.Layer)
+	assert.Contains(t, err.Error(), "without a workspace")
+
+	plain := w.config()
+	plain.Fallback = corral.FallbackWarn
+	sb, err := corral.New(plain)
+	require.NoError(t, err, "with a workspace the same host builds a sandbox")
+	sb.Close()
+}
+
 // A path hidden inside the source of a destination stays hidden there even
 // when the source itself is hidden at its host path (as zones and a
 // persistent sandbox's own workspace are): hiding the source does not

@@ -282,6 +282,171 @@ func TestZonePureWorker(t *testing.T) {
 	assert.Equal(t, "data a\n", sc.control(`cat "$DATA/a.txt"`).stdout)
 }
 
+// A pure worker's commands see no workspace: its scratch directory is not
+// mounted, neither at its host path nor at the workspace's destination,
+// and they start in their private /tmp. The control, a worker declaring a
+// zone over the same base, reaches the scratch directory by both probes.
+func TestZonePureWorkerHasNoWorkspace(t *testing.T) {
+	skipIfHostHas(t, "data", "input", "drafts", "final", "private", "workspace")
+	sc := newZoneScene(t, nil)
+	sc.ws = realDirOutsideTmp(t) // outside /tmp: the read-only root would show it
+	require.NoError(t, os.WriteFile(filepath.Join(sc.ws, "marker"), []byte("scratch\n"), 0o644))
+	base := corral.Config{Workspace: sc.ws, WorkspaceDest: "/workspace"}
+	sandboxtest.Require(t, base)
+	build := func(decls ...zones.Decl) *zones.Worker {
+		a, err := zones.Resolve(sc.project, decls)
+		require.NoError(t, err)
+		w, err := zones.NewWorker(a, zones.WorkerConfig{Base: base, Project: sc.project, Approver: sc.approver(), Changeset: sc.cs})
+		require.NoError(t, err)
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	const probe = `ls -a / | tr '\n' ' '; echo
+		pwd
+		cat "$SCRATCH/marker" 2>/dev/null && echo host-path-read
+		echo x 2>/dev/null > "$SCRATCH/planted-host" && echo host-path-written
+		cat /workspace/marker 2>/dev/null && echo dest-read
+		echo x 2>/dev/null > /workspace/planted-dest && echo dest-written
+		echo x > here && echo cwd-written`
+	vars := []string{"SCRATCH=" + sc.ws}
+
+	pure := build()
+	require.True(t, pure.Access().Pure())
+	require.True(t, pure.Sandbox().NoWorkspace())
+	c := pure.Command(context.Background(), "sh", "-c", probe)
+	c.Env = append(sc.env(), vars...)
+	r := collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	require.Equal(t, 0, r.code, "%s", r)
+	lines := strings.Split(r.stdout, "\n")
+	top := strings.Fields(lines[0])
+	for _, name := range []string{"workspace", "data", "input", "drafts", "final", "private"} {
+		assert.NotContains(t, top, name, "listing / shows no workspace and no zone")
+	}
+	assert.Contains(t, top, "tmp")
+	assert.Equal(t, []string{"/tmp", "cwd-written", ""}, lines[1:], "nothing of the scratch directory: only the private /tmp")
+	assert.NoFileExists(t, filepath.Join(sc.ws, "planted-host"))
+	assert.NoFileExists(t, filepath.Join(sc.ws, "planted-dest"))
+
+	// Its shell tool runs there too, and takes no working directory.
+	sh, err := tools.NewShell(pure.Sandbox(), tools.Options{})
+	require.NoError(t, err)
+	out, err := sh.Run(context.Background(), tools.ShellArgs{Command: "pwd; ls /workspace " + sc.ws + " 2>&1 >/dev/null | wc -l"})
+	require.NoError(t, err)
+	assert.Equal(t, "/tmp\n2\n", out.Stdout, "%+v", out)
+	_, err = sh.Run(context.Background(), tools.ShellArgs{Command: "true", WorkingDir: "/workspace"})
+	require.ErrorContains(t, err, "this sandbox has no workspace")
+
+	// Control: a worker that declares a zone, over the same base, has its
+	// workspace at /workspace and sees the scratch directory read-only at
+	// its host path.
+	ctl := build(zones.Decl{Name: "data"})
+	c = ctl.Command(context.Background(), "sh", "-c", probe)
+	c.Env = append(sc.env(), vars...)
+	r = collect(t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() })
+	require.Equal(t, 0, r.code, "%s", r)
+	lines = strings.Split(r.stdout, "\n")
+	assert.Contains(t, strings.Fields(lines[0]), "workspace")
+	assert.Contains(t, strings.Fields(lines[0]), "data")
+	assert.Equal(t, []string{"/workspace", "scratch", "host-path-read", "scratch", "dest-read", "dest-written", "cwd-written", ""}, lines[1:])
+	assert.FileExists(t, filepath.Join(sc.ws, "planted-dest"))
+	// And on the host, unsandboxed, every probe succeeds.
+	host := &world{t: t, ws: sc.ws, vars: vars}
+	assert.Equal(t, "scratch\nhost-path-read\nhost-path-written\n",
+		host.bare(`cat "$SCRATCH/marker" && echo host-path-read; echo x > "$SCRATCH/planted-host" && echo host-path-written`).stdout)
+}
+
+// The file tool reads what a command left waiting for review as the
+// command wrote it, while the Approver decides; once refused it is gone,
+// once approved it is the host's. The tool does not write over a waiting
+// change.
+func TestZoneFileReadsWaitingChanges(t *testing.T) {
+	skipIfHostHas(t, "data", "input")
+	sc := newZoneScene(t, nil)
+	data := sc.dirs["data"]
+	require.NoError(t, os.WriteFile(filepath.Join(data, "gone.txt"), []byte("old\n"), 0o644))
+	w := sc.worker(zones.Decl{Name: "data", Mode: zones.ReadWrite}, zones.Decl{Name: "input"})
+	f, err := tools.NewZoneFile(w)
+	require.NoError(t, err)
+	ctx := context.Background()
+	r := sc.exec(w, `echo new > /data/new.txt && echo keep > /data/keep.txt && echo changed > /data/a.txt &&
+		rm /data/gone.txt && mkdir /data/sub && echo s > /data/sub/s.txt &&
+		ln -s new.txt /data/link && ln -s /input/a.txt /data/across && ln -s /etc/passwd /data/out`)
+	require.Equal(t, 0, r.code, "%s", r)
+
+	// What the model sees while the changes wait; the host has none of it.
+	seen := func() {
+		t.Helper()
+		for p, want := range map[string]string{
+			"/data/new.txt": "new\n", "/data/keep.txt": "keep\n", "/data/a.txt": "changed\n",
+			"/data/sub/s.txt": "s\n", "/data/link": "new\n", "/data/across": "input a\n",
+		} {
+			got, err := f.Read(ctx, p)
+			require.NoError(t, err, p)
+			assert.Equal(t, want, got, p)
+		}
+		_, err := f.Read(ctx, "/data/gone.txt")
+		require.ErrorIs(t, err, tools.ErrNotExist, "a waiting deletion")
+		_, err = f.Read(ctx, "/data/out")
+		require.ErrorIs(t, err, fs.ErrPermission, "a waiting symlink out of the zones")
+		_, err = f.Read(ctx, "/data/new.txt/x")
+		require.ErrorIs(t, err, tools.ErrNotDir)
+		entries, _, err := f.List(ctx, "/data")
+		require.NoError(t, err)
+		entries = slices.DeleteFunc(entries, func(e tools.Entry) bool { return e.Name == "tool.txt" }) // the tool's own, below
+		assert.Equal(t, []tools.Entry{
+			{Name: "a.txt", Type: "file", Size: 8}, {Name: "across", Type: "symlink"}, {Name: "keep.txt", Type: "file", Size: 5},
+			{Name: "link", Type: "symlink"}, {Name: "new.txt", Type: "file", Size: 4}, {Name: "out", Type: "symlink"},
+			{Name: "sub", Type: "dir"},
+		}, entries)
+		entries, _, err = f.List(ctx, "/data/sub")
+		require.NoError(t, err)
+		assert.Equal(t, []tools.Entry{{Name: "s.txt", Type: "file", Size: 2}}, entries)
+	}
+	seen()
+	assert.NoFileExists(t, filepath.Join(data, "new.txt"))
+	assert.Equal(t, "data a\n", readFile(t, filepath.Join(data, "a.txt")))
+
+	// The tool does not write over, beside or under a waiting change;
+	// elsewhere it writes as ever.
+	for _, p := range []string{"/data/a.txt", "/data/gone.txt", "/data/sub/t.txt"} {
+		err := f.Write(ctx, p, "tool")
+		require.ErrorIs(t, err, zones.ErrWaiting, p)
+	}
+	require.ErrorIs(t, f.Delete(ctx, "/data/new.txt"), zones.ErrWaiting)
+	require.NoError(t, f.Write(ctx, "/data/tool.txt", "tool\n"))
+	assert.Equal(t, "tool\n", readFile(t, filepath.Join(data, "tool.txt")))
+
+	// The Approver approves keep.txt alone; while it decides, the tool
+	// still reads the waiting changes.
+	cs, err := changeset.Open(sc.cs)
+	require.NoError(t, err)
+	asked := 0
+	_, err = w.Access().Review(ctx, cs, zones.ApproverFunc(func(_ context.Context, r zones.Request) (bool, error) {
+		if asked++; asked == 1 {
+			seen()
+		}
+		return r.Path == "/data/keep.txt", nil
+	}))
+	require.NoError(t, err)
+	require.NotZero(t, asked)
+	for _, p := range []string{"/data/new.txt", "/data/sub/s.txt", "/data/link", "/data/sub"} {
+		_, err := f.Read(ctx, p)
+		require.ErrorIs(t, err, tools.ErrNotExist, "refused: gone (%s)", p)
+	}
+	for p, want := range map[string]string{"/data/keep.txt": "keep\n", "/data/a.txt": "data a\n", "/data/gone.txt": "old\n"} {
+		got, err := f.Read(ctx, p)
+		require.NoError(t, err, p)
+		assert.Equal(t, want, got, "%s: the host's, approved or kept", p)
+	}
+	entries, _, err := f.List(ctx, "/data")
+	require.NoError(t, err)
+	assert.Equal(t, []tools.Entry{
+		{Name: "a.txt", Type: "file", Size: 7}, {Name: "gone.txt", Type: "file", Size: 4},
+		{Name: "keep.txt", Type: "file", Size: 5}, {Name: "tool.txt", Type: "file", Size: 5},
+	}, entries)
+	require.NoError(t, f.Write(ctx, "/data/a.txt", "tool\n"), "nothing waits any more")
+}
+
 // parent → child → grandchild: each holds only what it declared, checked
 // against its own parent, and its own sandbox enforces it.
 func TestZoneDelegationChain(t *testing.T) {

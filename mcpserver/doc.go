@@ -21,7 +21,9 @@
 // protected path inside the workspace stays so and a changeset gets the
 // writes. With [Options.Files] set to [ZoneFiles], the file tools act on
 // an agent's zones instead (/NAME/..., see package zones), in-process
-// through the zones' modes and approvals. A call's arguments are checked against the JSON schema inferred
+// through the zones' modes and approvals; with [ElicitApprover] as the
+// zones' approver, a change that needs approval is asked of the client's
+// user through MCP elicitation. A call's arguments are checked against the JSON schema inferred
 // from the tool's input type (required, unknown and mistyped properties
 // are an error result naming them) and decoded with encoding/json. [Options.Policy] removes tools from the list (and refuses calls
 // to them), and [Options.ReadOnly] removes write_file and edit_file.
@@ -45,10 +47,12 @@
 //
 //   - list_files runs GNU find inside the sandbox; without it (macOS's
 //     find) the tool fails.
-//   - ZoneFiles offers no approver: a change a zone holds for approval
-//     ("ask") is refused to the file tools unless the caller's zones.FS
-//     has one. Asking the client's user through MCP elicitation is not
-//     done (in protocol 2026-07-28 it needs multi round-trip results).
+//   - ZoneFiles asks the client's user about a change a zone holds for
+//     approval ("ask") only when its zones.FS has [ElicitApprover] (as
+//     `corral mcp` gives it), and the client declares the elicitation
+//     capability; otherwise the change is refused. It reads the zones as
+//     they are on the host, not what commands left waiting in the
+//     changeset.
 //   - write_file rewrites a file in place; edit_file reads, replaces and
 //     writes, so a change made to the file between the two is lost.
 package mcpserver

@@ -59,6 +59,7 @@ type Server struct {
 	files     Files
 	zones     bool // files are an agent's zones: paths are /NAME/...
 	changeset string
+	salt      []byte // keys the questions ElicitApprover asks
 	names     []string
 
 	// life is cancelled by Close: every call's context ends with it.
@@ -75,7 +76,7 @@ func New(sb *corral.Sandbox, opts Options) (*Server, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{changeset: opts.Changeset}
+	s := &Server{changeset: opts.Changeset, salt: newSalt()}
 	var err error
 	if s.shell, err = tools.NewShell(sb, opts.Tools); err != nil {
 		return nil, err

@@ -94,6 +94,9 @@ func def[In any](s *Server, name, desc string, h func(context.Context, In) *mcp.
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema of %s: %v", name, err))
 	}
+	// A change to a zone may need the user's approval, asked through
+	// the client (ElicitApprover).
+	asks := s.zones && slices.Contains(writingTools, name)
 	return tool{name: name, add: func(m *mcp.Server) {
 		m.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: schema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -103,7 +106,15 @@ func def[In any](s *Server, name, desc string, h func(context.Context, In) *mcp.
 				}
 				ctx, done := s.call(ctx)
 				defer done()
-				return h(ctx, in), nil
+				if !asks {
+					return h(ctx, in), nil
+				}
+				ctx, call := s.withElicit(ctx, req)
+				res := h(ctx, in)
+				if q := call.question(); q != nil {
+					return q, nil
+				}
+				return res, nil
 			})
 	}}
 }

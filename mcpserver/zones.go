@@ -23,9 +23,9 @@ type Files interface {
 // ZoneFiles is the file tools' view of an agent's zones: paths are
 // /NAME/..., "/" lists the zones, and every change goes through the
 // zone's mode and approvals (see package zones): a change a zone holds
-// for approval is decided by the FS's Approver. This package has none to
-// offer: asking the client's user (MCP elicitation) is not done, so an FS
-// built without one refuses such changes.
+// for approval is decided by the FS's Approver. Build the FS with
+// [ElicitApprover] to ask the client's user (MCP elicitation); an FS
+// without an approver refuses such changes.
 func ZoneFiles(f *zones.FS) Files { return zoneFiles{f} }
 
 type zoneFiles struct{ fs *zones.FS }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,10 +20,11 @@ import (
 // every change pre-approved) and ask (writable, writes need approval),
 // and a sandbox showing them to an agent that declares all three.
 type zoneHost struct {
-	base string
-	dir  map[string]string // host directory of each zone
-	sb   *corral.Sandbox
-	fs   *zones.FS
+	base   string
+	dir    map[string]string // host directory of each zone
+	sb     *corral.Sandbox
+	fs     *zones.FS
+	access *zones.Access
 }
 
 func newZoneHost(t *testing.T) *zoneHost {
@@ -56,20 +58,27 @@ func newZoneHost(t *testing.T) *zoneHost {
 	z.sb, err = corral.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { z.sb.Close() })
-	z.fs = zones.NewFS(access, nil)
+	z.fs, z.access = zones.NewFS(access, nil), access
 	return z
 }
 
 // zoneClient connects a client to a server of z's zones.
 func zoneClient(t *testing.T, z *zoneHost) *mcp.ClientSession {
 	t.Helper()
-	srv, err := New(z.sb, Options{Files: ZoneFiles(z.fs)})
+	return zoneClientWith(t, z, z.fs, nil, nil)
+}
+
+// zoneClientWith connects a client of the options given to a server of
+// the zones' FS f.
+func zoneClientWith(t *testing.T, z *zoneHost, f *zones.FS, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
+	srv, err := New(z.sb, Options{Files: ZoneFiles(f)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
 	require.NoError(t, err)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, copts).Connect(ctx, ct, sopts)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close(); ss.Close(); cancel(); srv.Close() })
 	return cs
@@ -109,4 +118,107 @@ func TestZoneFiles(t *testing.T) {
 	assert.Equal(t, "one\nthree\n", string(b))
 	assert.NoFileExists(t, filepath.Join(z.dir["data"], "x"))
 	assert.NoFileExists(t, filepath.Join(z.dir["ask"], "a.txt"))
+}
+
+// A change an "ask" zone holds for approval is asked of the client's user
+// through elicitation: accepted, it is made; declined or dismissed, it is
+// refused; a client that cannot ask is refused, told why. Both ways a
+// question travels are covered: inside the tool's result (protocol
+// 2026-07-28 and later) and as an elicitation/create request (before).
+func TestZoneFilesAskTheClient(t *testing.T) {
+	z := newZoneHost(t)
+	f := zones.NewFS(z.access, ElicitApprover())
+	for _, version := range []string{"", "2025-06-18"} {
+		for _, st := range []struct {
+			name    string
+			answer  string // "" for a client without elicitation
+			isError bool
+			want    string
+		}{
+			{"accept", "accept", false, "Wrote"},
+			{"decline", "decline", true, "write /ask/{file}: permission denied: the change was not approved."},
+			{"cancel", "cancel", true, "the change was not approved"},
+			{"no elicitation", "", true, "the MCP client cannot ask its user: it does not declare the elicitation capability"},
+		} {
+			label := version
+			if label == "" {
+				label = "latest"
+			}
+			t.Run(label+" "+st.name, func(t *testing.T) {
+				file := "new-" + st.name + version + ".txt"
+				var asked []string
+				copts := &mcp.ClientOptions{}
+				if st.answer != "" {
+					copts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						asked = append(asked, req.Params.Message)
+						return &mcp.ElicitResult{Action: st.answer}, nil
+					}
+				}
+				cs := zoneClientWith(t, z, f, copts, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				got, isErr := call(t, cs, "write_file", map[string]any{"path": "/ask/" + file, "content": "hello\n"})
+				assert.Equal(t, st.isError, isErr, got)
+				assert.Contains(t, got, strings.ReplaceAll(st.want, "{file}", file))
+				assert.NotContains(t, got, "zone")
+				if st.isError {
+					assert.NoFileExists(t, filepath.Join(z.dir["ask"], file))
+				} else {
+					b, err := os.ReadFile(filepath.Join(z.dir["ask"], file))
+					require.NoError(t, err)
+					assert.Equal(t, "hello\n", string(b))
+				}
+				if st.answer == "" {
+					assert.Empty(t, asked)
+					return
+				}
+				require.Len(t, asked, 1, "asked once")
+				assert.Contains(t, asked[0], "The agent asks to write /ask/"+file+" (6 bytes). Allow it?")
+				assert.Contains(t, asked[0], "+hello")
+
+				// An edit shows the diff of the change.
+				old := filepath.Join(z.dir["ask"], "old-"+file)
+				require.NoError(t, os.WriteFile(old, []byte("one\n"), 0o644))
+				asked = nil
+				got, _ = call(t, cs, "edit_file", map[string]any{"path": "/ask/old-" + file, "old_string": "one", "new_string": "two"})
+				require.Len(t, asked, 1, got)
+				assert.Contains(t, asked[0], "-one\n+two\n")
+				want := map[bool]string{true: "one\n", false: "two\n"}[st.isError]
+				b, err := os.ReadFile(old)
+				require.NoError(t, err)
+				assert.Equal(t, want, string(b))
+			})
+		}
+	}
+
+	// Changes that need no approval ask nothing.
+	var asked int
+	cs := zoneClientWith(t, z, f, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}, nil)
+	got, isErr := call(t, cs, "write_file", map[string]any{"path": "/out/free.txt", "content": "x"})
+	assert.False(t, isErr, got)
+	got, isErr = call(t, cs, "write_file", map[string]any{"path": "/data/x", "content": "x"})
+	assert.True(t, isErr, got)
+	assert.Contains(t, got, "read-only file system")
+	assert.Zero(t, asked)
+}
+
+// The answer counts for the change asked about only: a file changed
+// between the question and the answer is not written unseen.
+func TestZoneFilesAnswerForAnotherChange(t *testing.T) {
+	z := newZoneHost(t)
+	f := zones.NewFS(z.access, ElicitApprover())
+	target := filepath.Join(z.dir["ask"], "race.txt")
+	require.NoError(t, os.WriteFile(target, []byte("before\n"), 0o644))
+	cs := zoneClientWith(t, z, f, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		// The host changes the file while the user reads the question.
+		require.NoError(t, os.WriteFile(target, []byte("changed meanwhile\n"), 0o644))
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}, nil)
+	got, isErr := call(t, cs, "write_file", map[string]any{"path": "/ask/race.txt", "content": "agent\n"})
+	assert.True(t, isErr, got)
+	assert.Contains(t, got, "the change is not the one the user was asked about")
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "changed meanwhile\n", string(b))
 }

@@ -249,11 +249,14 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	if f := checkTaken(s); f != nil {
 		return 0, nil, f
 	}
-	dir := req.Dir
+	dir, home := req.Dir, s.Workspace
+	if home == "" {
+		home = "/tmp" // no workspace: the command's private /tmp
+	}
 	if dir == "" {
-		dir = s.Workspace
+		dir = home
 	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(s.Workspace, dir)
+		dir = filepath.Join(home, dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		if err == nil {

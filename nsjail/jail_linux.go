@@ -21,6 +21,8 @@ import (
 
 // Options describe a sandbox. Paths are absolute and canonical.
 type Options struct {
+	// Workspace is the default working directory, writable; empty for
+	// none, when commands start in their private /tmp.
 	Workspace string
 	Writable  []string // besides the workspace
 	ReadOnly  []string
@@ -726,10 +728,14 @@ func waitReadable(fd int) error {
 }
 
 // Input is what the sandbox's mount tree and Landlock rules are built from:
-// the workspace first among the writable roots.
+// the workspace, when there is one, first among the writable roots.
 func (o Options) Input() mounts.Input {
+	var ws []string
+	if o.Workspace != "" {
+		ws = []string{o.Workspace}
+	}
 	return mounts.Input{
-		Writable:  append([]string{o.Workspace}, o.Writable...),
+		Writable:  append(ws, o.Writable...),
 		ReadOnly:  o.ReadOnly,
 		Hidden:    o.Hidden,
 		Protected: o.Protected,

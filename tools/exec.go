@@ -96,7 +96,7 @@ func (e *Exec) Run(ctx context.Context, args ExecArgs) (*ExecOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := e.r.ws.dir(args.WorkingDir)
+	dir, err := e.r.dir(args.WorkingDir)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,21 @@ type runner struct {
 	sb   *corral.Sandbox
 	ws   workspace
 	opts Options
+	// noWorkspace: the sandbox has none (corral.Config.NoWorkspace).
+	noWorkspace bool
+}
+
+// dir resolves a call's working directory (see workspace.dir). A sandbox
+// without a workspace takes none: its commands start in their private
+// /tmp.
+func (r *runner) dir(p string) (string, error) {
+	if !r.noWorkspace {
+		return r.ws.dir(p)
+	}
+	if p != "" {
+		return "", &ArgError{Field: "working_dir", Value: p, Reason: "this sandbox has no workspace: commands start in their private /tmp; cd in the command instead"}
+	}
+	return "", nil
 }
 
 func newRunner(sb *corral.Sandbox, opts Options) (*runner, error) {
@@ -38,6 +53,11 @@ func newRunner(sb *corral.Sandbox, opts Options) (*runner, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if sb.NoWorkspace() {
+		// Commands start in their private /tmp; there is no directory
+		// of the host to keep working directories in.
+		return &runner{sb: sb, opts: opts, noWorkspace: true}, nil
 	}
 	if sb.Workspace() == "" {
 		return nil, errors.New("tools: the sandbox has no workspace; set corral.Config.Workspace")

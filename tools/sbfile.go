@@ -33,6 +33,9 @@ type SandboxFile struct {
 
 // NewSandboxFile returns a SandboxFile working in sb's workspace.
 func NewSandboxFile(sb *corral.Sandbox) (*SandboxFile, error) {
+	if sb != nil && sb.NoWorkspace() {
+		return nil, errors.New("tools: the sandbox has no workspace for file tools to work in")
+	}
 	r, err := newRunner(sb, Options{})
 	if err != nil {
 		return nil, err

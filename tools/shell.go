@@ -47,7 +47,7 @@ func (s *Shell) Run(ctx context.Context, args ShellArgs) (*ShellOutput, error) {
 	if strings.ContainsRune(args.Command, 0) {
 		return nil, &ArgError{Field: "command", Reason: "contains a NUL byte"}
 	}
-	dir, err := s.r.ws.dir(args.WorkingDir)
+	dir, err := s.r.dir(args.WorkingDir)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/zones"
 )
 
@@ -27,8 +29,11 @@ import (
 // protects inside a zone stays so. Errors are an ordinary file system's,
 // naming the worker's paths; none speaks of zones.
 //
-// Reads show the zones as they are on the host: what a command left
-// waiting for review is not there until Review applies it.
+// Reads show what the worker's commands see: in a zone whose commands'
+// writes wait for Review (see [zones.Worker.Pending]), a file a command
+// wrote is read and listed as it wrote it while the Approver decides, and
+// is gone once refused. A change of the tool's own to a path where such a
+// change waits is refused ([zones.ErrWaiting]) until it is decided.
 type ZoneFile struct {
 	w *zones.Worker
 	// MaxReadBytes is the largest file Read returns.
@@ -98,27 +103,69 @@ func (f *ZoneFile) inside(name string) (*SandboxFile, error) {
 
 // Read returns the content of the regular file at p.
 func (f *ZoneFile) Read(ctx context.Context, p string) (string, error) {
-	clean, name, err := f.zone("read", p)
+	return f.read(ctx, p, p, maxWaitingLinks)
+}
+
+// read is Read of p, reached from the worker's path orig through waiting
+// symlinks; links is how many more of them it may follow.
+func (f *ZoneFile) read(ctx context.Context, p, orig string, links int) (string, error) {
+	const op = "read"
+	clean, name, err := f.zone(op, p)
 	if err != nil {
-		return "", err
+		return "", renamed(err, orig)
 	}
 	if name == "" {
-		return "", &PathError{Op: "read", Path: p, Err: ErrIsDir}
+		return "", &PathError{Op: op, Path: orig, Err: ErrIsDir}
+	}
+	l, err := f.waiting(op, clean, orig, links)
+	switch {
+	case err != nil:
+		return "", err
+	case l.next != "":
+		return f.read(ctx, l.next, orig, links-1)
+	case l.ch != nil:
+		return f.readWaiting(l, orig)
 	}
 	sf, err := f.inside(name)
 	if err != nil {
 		return "", err
 	}
 	s, err := sf.Read(ctx, clean)
-	return s, plain(err, p)
+	return s, plain(err, orig)
+}
+
+// readWaiting reads the file a command left waiting for review.
+func (f *ZoneFile) readWaiting(l waiting, orig string) (string, error) {
+	const op = "read"
+	switch l.ch.Type {
+	case changeset.Dir:
+		return "", &PathError{Op: op, Path: orig, Err: ErrIsDir}
+	case changeset.File:
+	default:
+		return "", &PathError{Op: op, Path: orig, Err: ErrNotRegular}
+	}
+	b, err := l.pend.ReadFile(l.ch.Path, f.MaxReadBytes+1)
+	if err != nil {
+		return "", &PathError{Op: op, Path: orig, Err: err}
+	}
+	if int64(len(b)) > f.MaxReadBytes {
+		return "", &PathError{Op: op, Path: orig, Err: errors.Join(ErrTooLarge, errors.New("the limit is "+strconv.FormatInt(f.MaxReadBytes, 10)+" bytes"))}
+	}
+	return string(b), nil
 }
 
 // List returns the entries of the directory at p, sorted by name, and
 // whether the listing was cut at MaxListItems; "/" lists the zones.
 func (f *ZoneFile) List(ctx context.Context, p string) ([]Entry, bool, error) {
-	clean, name, err := f.zone("list", p)
+	return f.list(ctx, p, p, maxWaitingLinks)
+}
+
+// list is List of p, reached as read is.
+func (f *ZoneFile) list(ctx context.Context, p, orig string, links int) ([]Entry, bool, error) {
+	const op = "list"
+	clean, name, err := f.zone(op, p)
 	if err != nil {
-		return nil, false, err
+		return nil, false, renamed(err, orig)
 	}
 	if name == "" {
 		entries := []Entry{}
@@ -127,12 +174,136 @@ func (f *ZoneFile) List(ctx context.Context, p string) ([]Entry, bool, error) {
 		}
 		return entries, false, nil
 	}
-	sf, err := f.inside(name)
-	if err != nil {
+	l, err := f.waiting(op, clean, orig, links)
+	switch {
+	case err != nil:
 		return nil, false, err
+	case l.next != "":
+		return f.list(ctx, l.next, orig, links-1)
+	case l.ch != nil && l.ch.Type != changeset.Dir:
+		return nil, false, &PathError{Op: op, Path: orig, Err: ErrNotDir}
 	}
-	entries, cut, err := sf.List(ctx, clean)
-	return entries, cut, plain(err, p)
+	var entries []Entry
+	cut := false
+	if l.ch == nil || l.ch.Status == changeset.Modified {
+		// The host's directory shows through, with what waits in it.
+		sf, err := f.inside(name)
+		if err != nil {
+			return nil, false, err
+		}
+		if entries, cut, err = sf.List(ctx, clean); err != nil {
+			return nil, false, plain(err, orig)
+		}
+	}
+	if l.pend == nil {
+		return entries, cut, nil
+	}
+	entries = withWaiting(entries, l.pend.Children(l.rel))
+	if len(entries) > f.MaxListItems {
+		entries, cut = entries[:f.MaxListItems], true
+	}
+	return entries, cut, nil
+}
+
+// withWaiting is the listing entries of a directory on the host with the
+// changes waiting in it applied, sorted by name.
+func withWaiting(entries []Entry, changes []changeset.Change) []Entry {
+	for _, ch := range changes {
+		name := path.Base(ch.Path)
+		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.Name == name })
+		if ch.Status == changeset.Deleted {
+			continue
+		}
+		e := Entry{Name: name, Type: "other"}
+		switch ch.Type {
+		case changeset.File:
+			e.Type, e.Size = "file", ch.Size
+		case changeset.Dir:
+			e.Type = "dir"
+		case changeset.Symlink:
+			e.Type = "symlink"
+		}
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	if entries == nil {
+		entries = []Entry{}
+	}
+	return entries
+}
+
+// maxWaitingLinks is how many waiting symlinks one path may go through, as
+// the kernel allows 40.
+const maxWaitingLinks = 40
+
+// waiting is what the worker sees at a path of a zone while its commands'
+// changes wait for review (see zones.Pending.Lookup).
+type waiting struct {
+	pend *zones.Pending    // nil: nothing waits in the zone
+	rel  string            // the path inside the zone
+	ch   *changeset.Change // the change waiting at the path itself
+	next string            // a waiting symlink's target, with the rest of the path
+}
+
+// waiting looks clean up among the changes waiting in its zone; an error
+// names orig, the worker's path.
+func (f *ZoneFile) waiting(op, clean, orig string, links int) (waiting, error) {
+	name, rel, _ := zones.Split(clean)
+	pend, err := f.w.Pending(name)
+	if err != nil || pend == nil {
+		return waiting{}, err
+	}
+	l, err := pend.Lookup(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return waiting{}, &PathError{Op: op, Path: orig, Err: ErrNotExist}
+	case errors.Is(err, syscall.ENOTDIR):
+		return waiting{}, &PathError{Op: op, Path: orig, Err: ErrNotDir}
+	case err != nil:
+		return waiting{}, &PathError{Op: op, Path: orig, Err: err}
+	case l.Link == nil:
+		return waiting{pend: pend, rel: rel, ch: l.Change}, nil
+	case links == 0:
+		return waiting{}, &PathError{Op: op, Path: orig, Err: syscall.ELOOP}
+	}
+	// A command's new symlink, followed as the command would: within the
+	// worker's zones, or not at all.
+	at := path.Join("/", name, l.Link.Path)
+	next := path.Join(path.Dir(at), l.Link.Target, l.Rest)
+	if path.IsAbs(l.Link.Target) {
+		next = path.Join(l.Link.Target, l.Rest)
+	}
+	if n, _, err := zones.Split(next); err != nil || n == "" {
+		return waiting{}, &PathError{Op: op, Path: orig, Err: fs.ErrPermission}
+	} else if _, ok := f.w.Access().Zone(n); !ok {
+		return waiting{}, &PathError{Op: op, Path: orig, Err: fs.ErrPermission}
+	}
+	return waiting{next: next}, nil
+}
+
+// refuseOverWaiting refuses a change of the tool's at clean while a
+// command's change waits at, above or beneath it.
+func (f *ZoneFile) refuseOverWaiting(op, clean, orig string) error {
+	name, rel, _ := zones.Split(clean)
+	pend, err := f.w.Pending(name)
+	if err != nil {
+		return err
+	}
+	if pend != nil && pend.Waits(rel) {
+		return &PathError{Op: op, Path: orig, Err: zones.ErrWaiting}
+	}
+	return nil
+}
+
+// renamed makes an error of zone name the worker's path orig.
+func renamed(err error, orig string) error {
+	var pe *PathError
+	if errors.As(err, &pe) && pe.Path != orig {
+		out := *pe
+		out.Path = orig
+		return &out
+	}
+	return err
 }
 
 // Write replaces the file at p with content, creating it and its parent
@@ -148,6 +319,9 @@ func (f *ZoneFile) Write(ctx context.Context, p, content string) error {
 	}
 	d, err := f.w.Access().Decide(zones.OpWrite, op, clean)
 	if err != nil {
+		return err
+	}
+	if err := f.refuseOverWaiting(op, clean, p); err != nil {
 		return err
 	}
 	sf, err := f.inside(name)
@@ -191,6 +365,9 @@ func (f *ZoneFile) Delete(ctx context.Context, p string) error {
 	}
 	d, err := f.w.Access().Decide(zones.OpDelete, op, clean)
 	if err != nil {
+		return err
+	}
+	if err := f.refuseOverWaiting(op, clean, p); err != nil {
 		return err
 	}
 	sf, err := f.inside(name)

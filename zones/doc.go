@@ -28,6 +28,11 @@
 //
 // # What the worker sees
 //
+// A worker that declares nothing (a pure worker) reaches no file: its
+// file tool refuses everything, and its commands run in a sandbox without
+// a workspace, starting in their private /tmp, with every zone and its
+// scratch directory hidden (see [Access.SandboxConfig]).
+//
 // Its file tool (tools.ZoneFile, built on a [Worker]) lists the zone names
 // at "/", takes paths /NAME/..., and fails with an ordinary file system's
 // errors ("read-only file system", "no such file or directory",
@@ -35,7 +40,9 @@
 // host's, and never speak of zones. It decides each change here
 // ([Access.Decide], [Access.Authorize]) and does the I/O in
 // [Worker.FileSandbox] of the zone, so it reaches what the worker's
-// commands reach.
+// commands reach. What commands left waiting for Review is part of that
+// view ([Worker.Pending]): the tool reads and lists it while the Approver
+// decides, and refuses to change a path where it waits ([ErrWaiting]).
 // [FS] is the same view done in-process, for callers without a sandbox:
 // it knows the zones' modes and approvals but not the sandbox's rules
 // inside a zone (hidden paths, git's protected files).
@@ -51,7 +58,8 @@
 // # Limitations
 //
 // [Worker] builds sandboxes; the rest of the package decides and does
-// file I/O in-process. A zone needs a mount namespace (the full rung).
+// file I/O in-process. A zone, and a pure worker's private /tmp, need a
+// mount namespace (the full rung).
 // [Access.SandboxConfig] hides only zones whose directories exist:
 // [MakeZones] (which [NewWorker] calls) creates the missing ones.
 package zones

@@ -30,6 +30,13 @@ func needsReview(z Zone) bool {
 // host path: create every zone first (MakeZones; NewWorker does). cs may be empty when no zone needs review; it
 // must lie outside the workspace and every zone. Zones need a mount
 // namespace: the full rung.
+//
+// A pure access (no zone) gives a sandbox without a workspace
+// (corral.Config.NoWorkspace): base's Workspace is hidden at its host path
+// and shown nowhere, and commands start in their private /tmp, so that
+// they reach no file of the project: only what base shows besides (the
+// host's system directories read-only, and any WritablePaths and Binds
+// it names). cs is not used then. It too needs the full rung.
 func (a *Access) SandboxConfig(base corral.Config, project []Zone, cs string) (corral.Config, error) {
 	return a.sandboxConfig(base, project, cs, false)
 }
@@ -41,10 +48,21 @@ func (a *Access) sandboxConfig(base corral.Config, project []Zone, cs string, di
 	c := base
 	c.HiddenPaths = slices.Clone(base.HiddenPaths)
 	c.Binds = slices.Clone(base.Binds)
-	for _, z := range slices.Concat(project, a.Zones()) {
-		if _, err := os.Stat(z.Path); err == nil && !slices.Contains(c.HiddenPaths, z.Path) {
-			c.HiddenPaths = append(c.HiddenPaths, z.Path)
+	hide := func(p string) {
+		if _, err := os.Stat(p); err == nil && !slices.Contains(c.HiddenPaths, p) {
+			c.HiddenPaths = append(c.HiddenPaths, p)
 		}
+	}
+	for _, z := range slices.Concat(project, a.Zones()) {
+		hide(z.Path)
+	}
+	if a.Pure() {
+		if base.Workspace != "" {
+			hide(base.Workspace)
+		}
+		c.NoWorkspace, c.Workspace, c.WorkspaceDest = true, "", ""
+		c.Changeset, c.ChangesetPaths = "", nil
+		return c, nil
 	}
 	for _, z := range a.Zones() {
 		review := needsReview(z) && !direct

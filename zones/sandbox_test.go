@@ -56,10 +56,17 @@ func TestSandboxConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, c.HiddenPaths, late.Path)
 
+	// A pure worker: no zone and no workspace; its scratch directory is
+	// hidden where it lies.
 	pure, err := Resolve(zs, nil)
 	require.NoError(t, err)
-	c, err = pure.SandboxConfig(base, zs, "")
+	scratch := t.TempDir()
+	c, err = pure.SandboxConfig(corral.Config{Workspace: scratch, WorkspaceDest: "/workspace", Changeset: "/cs"}, zs, "/cs")
 	require.NoError(t, err)
 	assert.Empty(t, c.Binds)
-	assert.Len(t, c.HiddenPaths, 5)
+	assert.True(t, c.NoWorkspace)
+	assert.Empty(t, c.Workspace)
+	assert.Empty(t, c.WorkspaceDest)
+	assert.Empty(t, c.Changeset)
+	assert.ElementsMatch(t, []string{path("data"), path("input"), path("drafts"), path("final"), scratch}, c.HiddenPaths)
 }

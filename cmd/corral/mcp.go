@@ -206,9 +206,10 @@ func withZones(cfg corral.Config, file, id string) (corral.Config, mcpserver.Fil
 	if cfg, err = access.SandboxConfig(cfg, doc.Zones, cfg.Changeset); err != nil {
 		return cfg, nil, configUsageError("%s: agent %s: %v (--changeset DIR)", file, id, err)
 	}
-	// No approver: a file tool's change that a zone holds for approval is
-	// refused, as no one can be asked.
-	return cfg, mcpserver.ZoneFiles(zones.NewFS(access, nil)), nil
+	// A file tool's change that a zone holds for approval is asked of the
+	// client's user (MCP elicitation), or refused, saying why, when the
+	// client cannot ask.
+	return cfg, mcpserver.ZoneFiles(zones.NewFS(access, mcpserver.ElicitApprover())), nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

@@ -76,6 +76,12 @@ mode = "non-main"
 // closes the server's stdin and waits for it to exit.
 func mcpClient(t *testing.T, dir string, args ...string) (*mcp.ClientSession, func() error) {
 	t.Helper()
+	return mcpClientWith(t, dir, nil, args...)
+}
+
+// mcpClientWith is mcpClient with a client of the options given.
+func mcpClientWith(t *testing.T, dir string, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, func() error) {
+	t.Helper()
 	c := exec.Command(os.Args[0], append([]string{"mcp"}, args...)...)
 	c.Env = append(os.Environ(), cliEnv+"=1")
 	c.Dir = dir
@@ -87,7 +93,7 @@ func mcpClient(t *testing.T, dir string, args ...string) (*mcp.ClientSession, fu
 	require.NoError(t, c.Start())
 	t.Cleanup(func() { c.Process.Kill() })
 	tr := &mcp.IOTransport{Reader: stdout, Writer: stdin}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "0"}, nil).Connect(context.Background(), tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test", Version: "0"}, opts).Connect(context.Background(), tr, nil)
 	require.NoError(t, err)
 	return cs, func() error {
 		stdin.Close()
@@ -334,6 +340,7 @@ func TestMCPZones(t *testing.T) {
 	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
 	require.NoError(t, os.Mkdir(data, 0o755))
 	require.NoError(t, os.Mkdir(out, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "review"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(data, "in.txt"), []byte("input\n"), 0o644))
 	conf := filepath.Join(t.TempDir(), "agents.toml")
 	require.NoError(t, os.WriteFile(conf, []byte(`
@@ -384,4 +391,27 @@ zones = [{ name = "review", mode = "rw" }]
 	assert.True(t, fileExists(filepath.Join(out, "result.txt")))
 	assert.False(t, fileExists(filepath.Join(data, "x")))
 	assert.False(t, fileExists(filepath.Join(data, "y")), "commands cannot write a read-only zone either")
+
+	// A zone whose writes ask: the client's user is asked (elicitation),
+	// and a client that cannot ask is refused, told why.
+	review := []string{"--workspace", ws, "--config", conf, "--agent", "reviewed", "--changeset", filepath.Join(t.TempDir(), "cs")}
+	var asked []string
+	cs, eof = mcpClientWith(t, ws, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}, review...)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "/review/ok.txt", "content": "yes\n"}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, toolText(res))
+	require.Len(t, asked, 1)
+	assert.Contains(t, asked[0], "The agent asks to write /review/ok.txt (4 bytes)")
+	require.NoError(t, eof())
+	assert.True(t, fileExists(filepath.Join(dir, "review", "ok.txt")))
+	cs, eof = mcpClient(t, ws, review...)
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "/review/no.txt", "content": "no\n"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, toolText(res), "the MCP client cannot ask its user: it does not declare the elicitation capability")
+	require.NoError(t, eof())
+	assert.False(t, fileExists(filepath.Join(dir, "review", "no.txt")))
 }
