@@ -48,14 +48,24 @@ func (s *Session) Stages() bool {
 // clean path as the sandbox shows it) is protected, and by which listed
 // name: names marked Anywhere in any directory of a writable root, the
 // others at the top of the innermost root holding dir.
+//
+// A dir of "" stands for a directory whose path could not be told (nested
+// deeper than a path can name): a name listed for any depth is protected
+// there, failing closed.
 func (s *Session) Protects(dir, name string) (string, bool) {
+	if name == "" || name == "." || name == ".." {
+		return "", false
+	}
 	root := s.rootOf(dir)
-	if root == "" || name == "" || name == "." || name == ".." {
+	if root == "" && dir != "" {
 		return "", false
 	}
 	s.anywhereInForce()
 	if s.anywhere[name] {
 		return name, true
+	}
+	if root == "" {
+		return "", false
 	}
 	rel := path.Join(relOf(root, dir), name)
 	for _, n := range s.names {
@@ -96,6 +106,9 @@ func relOf(root, p string) string {
 // rootOf is the innermost writable root holding dir, or "".
 func (s *Session) rootOf(dir string) string {
 	best := ""
+	if dir == "" {
+		return ""
+	}
 	for _, r := range s.roots {
 		if len(r.path) > len(best) && pathtree.Within(dir, r.path) {
 			best = r.path
@@ -169,7 +182,7 @@ func (s *Session) Land() {
 			unix.Unmount(where, unix.MNT_DETACH)
 		}
 		if err != nil || strings.HasSuffix(where, " (deleted)") || !path.IsAbs(where) {
-			notes = append(notes, fmt.Sprintf("%s: dropped, its placeholder was removed on the host", strings.TrimSuffix(where, " (deleted)")))
+			notes = append(notes, fmt.Sprintf("%s: dropped, its placeholder was removed on the host or lies too deep to name", strings.TrimSuffix(where, " (deleted)")))
 		} else if err := land(ph, "/proc/self/fd/"+strconv.Itoa(e.content), e.dir); err != nil {
 			notes = append(notes, fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", where, err))
 		} else {
