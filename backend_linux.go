@@ -132,12 +132,18 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 	}
 	o.IdleTimeout = s.IdleTimeout
 	noNet := bare && s.Network == NetworkNone // no namespace keeps it off the host's network
-	// Without a namespace, NetworkAllow's commands may connect only to the
-	// proxy's ports, over TCP only.
+	// Without a namespace, NetworkAllow's commands reach only the proxy,
+	// over TCP only: through connections the init makes to its address
+	// (Landlock refusing every connect of the command's own), or, without
+	// a seccomp listener to stop connect in, Landlock allowing connect to
+	// its ports on any address.
 	viaProxy := bare && s.Network == NetworkAllow
 	if plan.Landlock {
 		o.Landlock = &nsjail.Landlock{ABI: plan.ABI, Scope: plan.Scope, DenyTCP: noNet || viaProxy}
-		if viaProxy && hp != nil {
+		switch {
+		case viaProxy && hp != nil && initConnects(plan):
+			o.ConnectOnly = hp.addrs()
+		case viaProxy && hp != nil:
 			o.Landlock.ConnectTCP = []uint16{uint16(hp.ports[0]), uint16(hp.ports[1])}
 		}
 	}
@@ -299,3 +305,10 @@ func translate(name string, err error) error {
 
 // fromNsjail is nsjail's layer under the package's name, the same.
 func fromNsjail(l nsjail.Layer) Layer { return Layer(l) }
+
+// initConnects tells whether plan's commands can have their TCP
+// connections made by their init (nsjail.Options.ConnectOnly): it takes a
+// seccomp filter and a kernel able to stop a call in a listener.
+func initConnects(plan *ladder.Plan) bool {
+	return plan.Seccomp && seccomp.ListenerSupport() == nil
+}

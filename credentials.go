@@ -1,6 +1,8 @@
 package corral
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,7 +139,7 @@ func hiddenByDefault(reveal []string) ([]store, error) {
 		}
 		covers := false
 		for _, n := range names {
-			real, _ := filepath.EvalSymlinks(n)
+			real := resolveStore(n)
 			for _, f := range forms {
 				covers = covers || pathtree.Within(n, f) || real != "" && pathtree.Within(real, f)
 			}
@@ -149,8 +151,8 @@ func hiddenByDefault(reveal []string) ([]store, error) {
 	}
 	var out []store
 	for _, n := range names {
-		real, err := filepath.EvalSymlinks(n)
-		if err != nil || !readable(real) {
+		real := resolveStore(n)
+		if real == "" || !readable(real) {
 			continue // missing, or the host already keeps it from the caller
 		}
 		if slices.ContainsFunc(shown, func(f string) bool { return pathtree.Within(n, f) || pathtree.Within(real, f) }) {
@@ -161,6 +163,21 @@ func hiddenByDefault(reveal []string) ([]store, error) {
 		}
 	}
 	return out, nil
+}
+
+// resolveStore is the store n with its symlinks resolved, or "" when it
+// cannot be resolved. Most stores are missing: one lstat says so, where
+// resolving would lstat every directory above the name first (for each
+// store of each home, hundreds of calls in every New).
+func resolveStore(n string) string {
+	if _, err := os.Lstat(n); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(n)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // revealForms is an entry of Reveal as written (made absolute) and, when it

@@ -1,8 +1,10 @@
 package corral
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -49,6 +51,21 @@ func egressLists(allowed, denied, ips []string) []struct {
 // that a command opening connections in a loop cannot take all of the
 // caller's descriptors.
 const DefaultProxyConnections = egress.DefaultMaxConns
+
+// ParseProxyConnections reads a cap on the connections open through the
+// proxy at once (Config.ProxyConnections) as the CLI's --proxy-connections
+// and a config file's proxy_connections give it: a number above zero, or
+// "none" for NoLimit.
+func ParseProxyConnections(v string) (int, error) {
+	if v == "none" {
+		return NoLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, errors.New("want a number above zero, or none")
+	}
+	return n, nil
+}
 
 // resolveEgress parses the network lists and the connection cap; they
 // need NetworkAllow, so that a list never looks like a restriction that
@@ -196,6 +213,12 @@ type hostProxy struct {
 	stop  func()
 }
 
+// addrs are the proxy's two addresses.
+func (h *hostProxy) addrs() []netip.AddrPort {
+	lo := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	return []netip.AddrPort{netip.AddrPortFrom(lo, uint16(h.ports[0])), netip.AddrPortFrom(lo, uint16(h.ports[1]))}
+}
+
 func newHostProxy(e *egressPolicy, refused func(Violation)) (*hostProxy, error) {
 	var ls [2]net.Listener
 	for i := range ls {
@@ -277,9 +300,15 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	}
 	// The landlock rung: the host's network, fenced by Landlock and seccomp.
 	var parts []string
-	if network == NetworkNone {
+	switch {
+	case network == NetworkNone:
 		parts = append(parts, "Landlock refuses TCP bind and connect")
-	} else {
+	case plan.Seccomp:
+		parts = append(parts, "corral's proxy listens on the host's loopback; the sandbox's init makes each TCP connection "+
+			"of the command, to the proxy's address only (connect stops in a seccomp listener), "+
+			"Landlock refuses every TCP connect and bind of the command's own, and seccomp refuses TCP Fast Open "+
+			"and a listen on every address")
+	default:
 		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
 			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
 	}

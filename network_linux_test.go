@@ -1,6 +1,7 @@
 package corral
 
 import (
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,8 +26,18 @@ func TestJailOptionsOfNetworkAllow(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, o.NetProxy)
 	assert.True(t, o.Landlock.DenyTCP)
-	assert.Equal(t, []uint16{4001, 4002}, o.Landlock.ConnectTCP)
+	assert.Empty(t, o.Landlock.ConnectTCP, "no connect of the command's own")
+	assert.Equal(t, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:4001"), netip.MustParseAddrPort("127.0.0.1:4002")},
+		o.ConnectOnly, "the init connects to the proxy's addresses")
 	want, err := seccomp.Filter(seccomp.Options{TCPOnly: true})
 	require.NoError(t, err)
 	assert.Equal(t, want, o.Seccomp, "UDP and raw sockets refused")
+
+	// Without seccomp there is no listener to make the connections:
+	// Landlock allows the proxy's ports, on any address.
+	o, err = jailOptions(s, &ladder.Plan{Rung: RungLandlock, Landlock: true, ABI: 7, Scope: true},
+		&hostProxy{ports: [2]int{4001, 4002}})
+	require.NoError(t, err)
+	assert.Equal(t, []uint16{4001, 4002}, o.Landlock.ConnectTCP)
+	assert.Empty(t, o.ConnectOnly)
 }

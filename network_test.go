@@ -135,8 +135,10 @@ func TestNetworkEnforcementSaysWhatEachRungDoes(t *testing.T) {
 	bare := &ladder.Plan{Rung: RungLandlock, Landlock: true, Seccomp: true}
 	bareNoSeccomp := &ladder.Plan{Rung: RungLandlock, Landlock: true}
 	assert.Contains(t, networkEnforcement(NetworkAllow, full), "network namespace with only loopback")
-	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "Landlock allows TCP connect only to its two ports")
-	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "any address on those ports")
+	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "to the proxy's address only")
+	assert.NotContains(t, networkEnforcement(NetworkAllow, bare), "any address")
+	assert.Contains(t, networkEnforcement(NetworkAllow, bareNoSeccomp), "Landlock allows TCP connect only to its two ports")
+	assert.Contains(t, networkEnforcement(NetworkAllow, bareNoSeccomp), "any address on those ports")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bare), "seccomp refuses every IPv4 and IPv6 socket but TCP")
 	assert.Contains(t, networkEnforcement(NetworkAllow, bareNoSeccomp), "NOT refused")
 	assert.Contains(t, networkEnforcement(NetworkAllow, &ladder.Plan{Rung: RungNone}), "not enforced")

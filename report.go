@@ -54,6 +54,16 @@ type Violation struct {
 // bound.
 const RuleOmitted = "not listed: too many different refusals"
 
+// The rules of a refused connection of the landlock rung's own, where the
+// command's network is the host's and only corral's proxy is reachable
+// (see Network).
+const (
+	// RuleDirect: a connection to anything but corral's proxy.
+	RuleDirect = "not through corral's proxy, which HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name"
+	// RuleListen: a TCP server on every address of the host.
+	RuleListen = "a TCP server on the host's network"
+)
+
 // maxViolations bounds the distinct entries of one command's report.
 const maxViolations = 1000
 
@@ -75,9 +85,7 @@ func (c *Cmd) Report() []Violation { return c.report.list() }
 // evil.example:443 (not in allowed domains)".
 func (c *Cmd) recordViolation(v Violation) {
 	if c.report.add(v) {
-		if v.Kind == ViolationNetwork && c.sb != nil && c.sb.logf != nil {
-			c.sb.logf("%s", violationLine(v))
-		}
+		c.sayRefusedDestination(v)
 		c.callOnViolation(v)
 	}
 }
@@ -87,7 +95,16 @@ func (c *Cmd) recordViolation(v Violation) {
 // (with counts) is recorded when the command exits.
 func (c *Cmd) noteViolation(v Violation) {
 	if c.report.announce(v) {
+		c.sayRefusedDestination(v)
 		c.callOnViolation(v)
+	}
+}
+
+// sayRefusedDestination says a refused network destination in one line
+// through Config.Logf (see recordViolation).
+func (c *Cmd) sayRefusedDestination(v Violation) {
+	if v.Kind == ViolationNetwork && c.sb != nil && c.sb.logf != nil {
+		c.sb.logf("%s", violationLine(v))
 	}
 }
 
@@ -110,6 +127,7 @@ func (c *Cmd) collectViolations() {
 	if r, ok := c.proc.(reporter); ok {
 		for _, v := range r.Violations() {
 			if c.report.addAnnounced(v) {
+				c.sayRefusedDestination(v)
 				c.callOnViolation(v)
 			}
 		}

@@ -33,6 +33,10 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 		out.Rule = "protected: " + v.Match
 	case nsjail.ReasonFilter:
 		out.Rule = filterRule(v.Path, v.Match)
+	case nsjail.ReasonDirect:
+		out.Rule = RuleDirect
+	case nsjail.ReasonListen:
+		out.Rule = RuleListen
 	case nsjail.ReasonOmitted:
 		out.Rule = RuleOmitted
 	default:

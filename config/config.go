@@ -100,6 +100,10 @@ type Sandbox struct {
 	AllowedDomains []string
 	DeniedDomains  []string
 	AllowedIPs     []string
+	// ProxyConnections caps the connections open through the proxy at
+	// once (corral.Config.ProxyConnections): 0 for the default,
+	// corral.NoLimit for none.
+	ProxyConnections int
 	// Fallback says what to do when the sandbox cannot be built.
 	Fallback Fallback
 	// Env holds "KEY" (copy the caller's value) and "KEY=VALUE" entries.
@@ -230,6 +234,8 @@ func (s Sandbox) CorralConfig() corral.Config {
 		AllowedDomains: slices.Clone(s.AllowedDomains),
 		DeniedDomains:  slices.Clone(s.DeniedDomains),
 		AllowedIPs:     slices.Clone(s.AllowedIPs),
+
+		ProxyConnections: s.ProxyConnections,
 
 		AllowPlanting: slices.Clone(s.AllowPlanting),
 		Reveal:        slices.Clone(s.Reveal),

@@ -68,7 +68,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
-	require.Len(t, commented.FindAll(data, -1), 17, "the commented keys this test knows")
+	require.Len(t, commented.FindAll(data, -1), 18, "the commented keys this test knows")
 	doc := commented.ReplaceAllString(string(data), "$1")
 
 	cfg, err := Parse(strings.NewReader(doc), path)
@@ -86,6 +86,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	assert.Equal(t, []string{"/srv/agents/coder/notes"}, coder.Sandbox.ChangesetPaths)
 	researcher, _ := cfg.Agent("researcher")
 	assert.Equal(t, []string{"10.20.0.0/16"}, researcher.Sandbox.AllowedIPs)
+	assert.Equal(t, 64, researcher.Sandbox.ProxyConnections)
 	assert.Equal(t, corral.Limits{Memory: 4 << 30, Pids: 1024, CPUs: 2, TmpSize: 512 << 20, FileSize: 8 << 30,
 		OpenFiles: 4096, CPUTime: 30 * time.Minute}, coder.Sandbox.Limits)
 }

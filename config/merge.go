@@ -44,6 +44,9 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 			*f.dst = slices.Concat(*f.src, *f.dst)
 		}
 	}
+	if m.ProxyConnections == nil {
+		m.ProxyConnections = def.ProxyConnections
+	}
 	if def.Binds != nil {
 		m.Binds = slices.Concat(def.Binds, m.Binds)
 	}

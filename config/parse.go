@@ -60,6 +60,7 @@ type sandboxDoc struct {
 	AllowPtrace      *bool    `toml:"allow_ptrace"`
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
+	ProxyConnections any      `toml:"proxy_connections"` // a number, or "none"
 
 	Limits          *limitsDoc `toml:"limits"`
 	Scope           *string    `toml:"scope"`
@@ -147,6 +148,7 @@ var sandboxKeys = map[string]string{
 	"allowed_domains":    "an array of strings",
 	"denied_domains":     "an array of strings",
 	"allowed_ips":        "an array of strings",
+	"proxy_connections":  "an integer or a string",
 	"fallback":           "a string",
 	"env":                "an array of strings",
 	"allow_planting":     "an array of strings",

@@ -244,9 +244,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults, zones`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
 		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of sandbox, tools`, 1},
@@ -278,7 +278,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox, tools`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
@@ -431,8 +431,40 @@ allowed_ips = ["10.0.0.0/8"]
 	assert.Equal(t, []string{"example.com", "*.example.org:443"}, s.AllowedDomains)
 	assert.Equal(t, []string{"x.example.org"}, s.DeniedDomains)
 	assert.Equal(t, []string{"10.0.0.0/8"}, s.AllowedIPs)
+	assert.Zero(t, s.ProxyConnections, "the default")
+	assert.Zero(t, s.CorralConfig().ProxyConnections)
+
+	for doc, want := range map[string]int{
+		"proxy_connections = 32":     32,
+		`proxy_connections = "64"`:   64,
+		`proxy_connections = "none"`: corral.NoLimit,
+	} {
+		cfg, err := parseDoc(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\n"+doc+"\n")
+		require.NoError(t, err, doc)
+		assert.Equal(t, want, cfg.Agents[0].Sandbox.ProxyConnections, doc)
+		assert.Equal(t, want, cfg.Agents[0].Sandbox.CorralConfig().ProxyConnections, doc)
+	}
+	// The defaults' cap, unless the agent sets its own.
+	cfg, err = parseDoc(t, `[defaults.sandbox]
+network = "allow"
+proxy_connections = 16
+[[agents]]
+id = "a"
+[[agents]]
+id = "b"
+[agents.sandbox]
+proxy_connections = 8
+`)
+	require.NoError(t, err)
+	assert.Equal(t, 16, cfg.Agents[0].Sandbox.ProxyConnections)
+	assert.Equal(t, 8, cfg.Agents[1].Sandbox.ProxyConnections)
 
 	for _, c := range []struct{ doc, want string }{
+		{"proxy_connections = 8", `agents[0].sandbox.proxy_connections: needs network = "allow"`},
+		{"network = \"allow\"\nproxy_connections = 0", `agents[0].sandbox.proxy_connections: "0": want a number above zero, or none`},
+		{"network = \"allow\"\nproxy_connections = -3", `agents[0].sandbox.proxy_connections: "-3": want a number above zero, or none`},
+		{"network = \"allow\"\nproxy_connections = 2.5", `agents[0].sandbox.proxy_connections: want an integer or a string, not a float`},
+		{"network = \"allow\"\nproxy_connections = \"lots\"", `agents[0].sandbox.proxy_connections: "lots": want a number above zero, or none`},
 		{"network = \"host\"\nallowed_domains = [\"example.com\"]", `agents[0].sandbox.allowed_domains: needs network = "allow"`},
 		{"denied_domains = [\"example.com\"]", `agents[0].sandbox.denied_domains: needs network = "allow"`},
 		{"network = \"allow\"\nallowed_domains = [\"ok.example\", \"bad name\"]", `agents[0].sandbox.allowed_domains[1]: "bad name": `},

@@ -366,8 +366,8 @@ func (r *resolver) env(key string, kvs []string) ([]string, error) {
 }
 
 // egress checks network = "allow"'s lists, each entry alone so that the
-// error names its key; they need that network, so that a list never looks
-// like a restriction that is not in force.
+// error names its key, and its connection cap; they need that network, so
+// that a list never looks like a restriction that is not in force.
 func (r *resolver) egress(key string, d *sandboxDoc, s *Sandbox) error {
 	lists := []struct {
 		key     string
@@ -391,6 +391,23 @@ func (r *resolver) egress(key string, d *sandboxDoc, s *Sandbox) error {
 		}
 		*l.dst = slices.Clone(l.entries)
 	}
+	return r.proxyConnections(key+".proxy_connections", d.ProxyConnections, s)
+}
+
+// proxyConnections reads proxy_connections as the CLI reads
+// --proxy-connections: a number above zero, or "none".
+func (r *resolver) proxyConnections(key string, v any, s *Sandbox) error {
+	if v == nil {
+		return nil
+	}
+	if s.Network != corral.NetworkAllow {
+		return r.errorf(key, "needs network = %q", corral.NetworkAllow)
+	}
+	n, err := corral.ParseProxyConnections(fmt.Sprint(v))
+	if err != nil {
+		return r.errorf(key, "%q: %v", fmt.Sprint(v), err)
+	}
+	s.ProxyConnections = n
 	return nil
 }
 

@@ -167,12 +167,43 @@ func layUnixListener(t *testing.T) (dir, path, abstract string, accepted func() 
 	}
 }
 
+// layDgramListener is a host datagram socket in dir; received counts the
+// datagrams that reached it so far.
+func layDgramListener(t *testing.T, dir string) (path string, received func() int) {
+	path = filepath.Join(dir, "log.sock")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	rc, err := c.SyscallConn()
+	require.NoError(t, err)
+	var n int
+	return path, func() int {
+		buf := make([]byte, 64)
+		require.NoError(t, rc.Control(func(fd uintptr) {
+			// What is queued, without waiting for more.
+			for {
+				if _, _, err := unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT); err != nil && err != unix.EINTR {
+					return
+				} else if err == nil {
+					n++
+				}
+			}
+		}))
+		return n
+	}
+}
+
 func TestLayersHostUnixSockets(t *testing.T) {
 	s := newLayScene(t)
 	sockDir, path, abstract, accepted := layUnixListener(t)
+	dgramPath, received := layDgramListener(t, sockDir)
 	require.Equal(t, "ok", s.outsideRun(t, nil, "unix", path).get("connect"))
 	require.Equal(t, "ok", s.outsideRun(t, nil, "abstract", abstract).get("connect"))
 	require.Equal(t, 2, accepted(), "both host sockets answer without the sandbox")
+	control := s.outsideRun(t, nil, "dgram", dgramPath)
+	require.Equal(t, "ok", control.get("sendto"), "%s", control.out)
+	require.Equal(t, "ok", control.get("connect"), "%s", control.out)
+	require.Equal(t, 2, received(), "a unix datagram pair reaches the host socket without the sandbox")
 	for _, rung := range layRungs {
 		t.Run(string(rung)+"/default", func(t *testing.T) {
 			cfg := s.config()
@@ -181,6 +212,8 @@ func TestLayersHostUnixSockets(t *testing.T) {
 			assert.Equal(t, "EPERM", s.inside(t, sb, nil, "unix", path).get("socket"))
 			assert.Equal(t, "EPERM", s.inside(t, sb, nil, "abstract", abstract).get("socket"))
 			assert.Equal(t, 2, accepted())
+			assert.Equal(t, "EPERM", s.inside(t, sb, nil, "dgram", dgramPath).get("socketpair"))
+			assert.Equal(t, 2, received(), "no datagram reaches the host socket: the count is still the control's")
 			self := s.inside(t, sb, nil, "selfsock", "own.sock")
 			assert.Equal(t, "ok", self.get("socketpair"), "socketpair stays allowed")
 		})

@@ -24,6 +24,8 @@ func runRole(role string) int {
 		return runCaller()
 	case "submount":
 		return runSubmount()
+	case "connect":
+		return runConnectProbe()
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

@@ -1,7 +1,6 @@
 package limits
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
@@ -98,20 +97,43 @@ func ownThreads() int {
 
 // statusField reads a number from the calling process's
 // /proc/self/status.
+// It reads with plain system calls: the first os.File a Go program opens
+// starts the runtime's network poller, which the init needs for nothing
+// else.
 func statusField(name string) (int64, bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
+	b, ok := readStatus()
+	if !ok {
 		return 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, name); ok {
 			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return n, err == nil
 		}
 	}
 	return 0, false
+}
+
+func readStatus() ([]byte, bool) {
+	fd, err := unix.Open("/proc/self/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 2048)
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, false
+		case n == 0:
+			return out, true
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 // ownCPUSeconds is the CPU time the calling process has used, rounded up.

@@ -75,7 +75,7 @@ func enterScratch() error {
 			return err
 		}
 	}
-	if err := os.WriteFile(scratch+emptyFile, nil, 0); err != nil {
+	if err := createFile(scratch+emptyFile, 0); err != nil {
 		return err
 	}
 	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
@@ -196,11 +196,24 @@ func makeMountPoint(src, target string) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
+	return createFile(target, 0o644)
+}
+
+// createFile makes sure the file path exists, creating it empty with mode
+// perm. It uses plain system calls: the first os.File a Go program opens
+// starts the runtime's network poller, which the init needs for nothing
+// else while it builds the sandbox.
+func createFile(path string, perm uint32) error {
+	for {
+		fd, err := unix.Open(path, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, perm)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return unix.Close(fd)
 	}
-	return f.Close()
 }
 
 // tmpfsData is the options of a private, world-writable tmpfs of size

@@ -1,7 +1,6 @@
 package nsjail
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,10 +34,10 @@ func TestFailureCodeCrossesTheSocket(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := json.Marshal(reply{Fail: c.f})
+			b, err := marshal(reply{Fail: c.f})
 			require.NoError(t, err)
 			var r reply
-			require.NoError(t, json.Unmarshal(b, &r))
+			require.NoError(t, unmarshal(b, &r))
 			require.NotNil(t, r.Fail)
 			err = r.Fail.err()
 			var e *Error

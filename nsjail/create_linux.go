@@ -66,8 +66,8 @@ func createsNames(s *setup, planted *guard.Session) bool {
 // listens reports whether the command runs with a listener in the init:
 // for a report of what the sandbox refuses it, or to stage the protected
 // entries it creates.
-func listens(s *setup, req *execReq, planted *guard.Session) bool {
-	return req.Report || createsNames(s, planted)
+func listens(s *setup, planted *guard.Session, report bool) bool {
+	return report || createsNames(s, planted)
 }
 
 // watchProgram is the filter the listener serves: the policy with every
@@ -163,7 +163,7 @@ func (c *creator) serve(n seccomp.Notification, call seccomp.WriteCall) {
 	case a.errno != 0:
 		seccomp.Fail(c.listener, n.ID, a.errno)
 	default:
-		seccomp.Return(c.listener, n.ID, 0)
+		seccomp.ReturnValue(c.listener, n.ID, 0)
 	}
 }
 

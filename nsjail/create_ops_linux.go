@@ -16,7 +16,7 @@ import (
 // with a report, and a rename onto one fails with EXDEV, which makes mv
 // and the like copy instead, through the calls that stage.
 
-func errnoOf(err error) answer {
+func answerOf(err error) answer {
 	if err == nil {
 		return done
 	}
@@ -349,7 +349,7 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 	if name, protected := c.sess.Protects(dir, pl.name); protected {
 		return c.stageDir(pl, dir, name, mode)
 	}
-	return errnoOf(unix.Mkdirat(pl.dir, pl.opName(), mode))
+	return answerOf(unix.Mkdirat(pl.dir, pl.opName(), mode))
 }
 
 func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
@@ -378,7 +378,7 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a FIFO or socket", unix.EPERM)
 	}
-	return errnoOf(unix.Mknodat(pl.dir, pl.opName(), mode, int(dev)))
+	return answerOf(unix.Mknodat(pl.dir, pl.opName(), mode, int(dev)))
 }
 
 func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) answer {
@@ -401,7 +401,7 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a symlink", unix.EPERM)
 	}
-	return errnoOf(unix.Symlinkat(target, pl.dir, pl.opName()))
+	return answerOf(unix.Symlinkat(target, pl.dir, pl.opName()))
 }
 
 func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, newAddr uint64, flags int) answer {
@@ -428,7 +428,7 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a hard link", unix.EPERM)
 	}
-	return errnoOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src), pl.dir, pl.opName(), unix.AT_SYMLINK_FOLLOW))
+	return answerOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src), pl.dir, pl.opName(), unix.AT_SYMLINK_FOLLOW))
 }
 
 // linkSource opens what link's old path names, O_PATH, following a last
@@ -510,7 +510,7 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 			return c.refuse(fromDir, from.name, "exchanged with another entry ("+name+")", unix.EXDEV)
 		}
 	}
-	return errnoOf(unix.Renameat2(from.dir, from.opName(), to.dir, to.opName(), flags))
+	return answerOf(unix.Renameat2(from.dir, from.opName(), to.dir, to.opName(), flags))
 }
 
 // renameFile renames a regular file onto a protected file name, as an
@@ -566,7 +566,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	if err := copyFile(out, in); err != nil {
 		return failed(err), true
 	}
-	return errnoOf(unix.Unlinkat(from.dir, from.opName(), 0)), true
+	return answerOf(unix.Unlinkat(from.dir, from.opName(), 0)), true
 }
 
 // copyFile copies what is left to read of in to out.

@@ -34,6 +34,16 @@
 // The listener never refuses a call, so a misread path can make the report
 // wrong, never a write succeed.
 //
+// # Connections made by the init
+//
+// In a bare sandbox with [Options].ConnectOnly (Network=allow on the
+// landlock rung), Landlock refuses every TCP connect of the command's own,
+// and the same listener (loaded then whether or not a report is asked for)
+// stops every connect and listen: the init makes a TCP connection itself,
+// on the command's socket, only to one of ConnectOnly's addresses, copied
+// once out of the command's memory, and refuses the rest. See
+// connect_linux.go.
+//
 // This package is an implementation part of corral, top-level so its
 // design can be read and tested on its own. It carries no compatibility
 // promise: its API changes with corral's needs. Programs use package

@@ -1,11 +1,6 @@
 package nsjail
 
-import (
-	"os"
-	"strconv"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // closeInherited closes every descriptor above stderr that this process
 // inherited from whoever started it.
@@ -38,21 +33,3 @@ func closeInherited() {
 
 // closeRangeCloexec is CLOSE_RANGE_CLOEXEC (Linux 5.11), which x/sys lacks.
 const closeRangeCloexec = 1 << 2
-
-// openFds lists this process's open descriptors.
-func openFds() []int {
-	d, err := os.Open("/proc/self/fd")
-	if err != nil {
-		return nil
-	}
-	names, _ := d.Readdirnames(-1)
-	own := int(d.Fd())
-	var fds []int
-	for _, n := range names {
-		if fd, err := strconv.Atoi(n); err == nil && fd != own {
-			fds = append(fds, fd)
-		}
-	}
-	d.Close()
-	return fds
-}

@@ -163,7 +163,7 @@ func protocol() string {
 	if protocolOverride != "" {
 		return protocolOverride
 	}
-	return "corral-init/1 " + protocolDigest
+	return "corral-init/2 " + protocolDigest
 }
 
 // typesDigest hashes the exported shape of the values' types.
@@ -224,7 +224,11 @@ func awaitHello(c *conn, what string) error {
 		break
 	}
 	var h hello
-	if _, err := recv(c, &h); err != nil || h.Protocol == "" {
+	_, err := recv(c, &h)
+	if errors.Is(err, errJSONMessage) {
+		return helperError(what, errors.New("speaks the protocol of an earlier corral (JSON messages): use a corral binary built from the same version"))
+	}
+	if err != nil || h.Protocol == "" {
 		return helperError(what, errors.New("not a corral binary: it exited without answering as corral's init (its main must call corral.Init first)"))
 	}
 	if h.Protocol != protocol() {

@@ -216,5 +216,5 @@ func TestProtocolNamesEveryField(t *testing.T) {
 	}
 	assert.NotEqual(t, typesDigest(a{}), typesDigest(b{}), "a field added changes the protocol")
 	assert.Equal(t, protocol(), protocol())
-	assert.True(t, strings.HasPrefix(protocol(), "corral-init/1 "))
+	assert.True(t, strings.HasPrefix(protocol(), "corral-init/2 "))
 }

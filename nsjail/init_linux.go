@@ -222,7 +222,7 @@ func forbidNamespaces(guarded bool) error {
 		if guarded && name == "max_mnt_namespaces" {
 			limit = guardMountNamespaces
 		}
-		err := os.WriteFile("/proc/sys/user/"+name, []byte(limit), 0)
+		err := writeKnob("/proc/sys/user/"+name, []byte(limit))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -292,14 +292,10 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	var watch func(policy []byte) bool
-	if listens(s, req, planted) {
-		watch = func(policy []byte) bool {
-			s.listener = listen(s, planted, policy, req.Report)
-			return s.listener != nil
-		}
+	if f := confine(s, stdio[:3], planted.Reachable(), commandWatch(s, planted, req.Report)); f != nil {
+		return fail(f)
 	}
-	if f := confine(s, stdio[:3], planted.Reachable(), watch); f != nil {
+	if f := connectsKept(s); f != nil {
 		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
@@ -415,7 +411,7 @@ func dropCapabilities() error {
 }
 
 func lastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	b, err := readKnob("/proc/sys/kernel/cap_last_cap")
 	if err != nil {
 		return 63
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -34,6 +35,11 @@ type Options struct {
 	// 127.0.0.1 (an HTTP proxy's and a SOCKS5 proxy's) and hands the
 	// listening sockets to the caller to serve: see Command.Serve.
 	NetProxy bool
+	// ConnectOnly, in a bare sandbox with Landlock's DenyTCP and a seccomp
+	// filter, are the only addresses the command's TCP connections reach
+	// (the proxy's on the host's loopback): the init makes each connection
+	// itself, and refuses the rest (see commandWatch).
+	ConnectOnly []netip.AddrPort
 	// Overlays are writable roots (a changeset's: the workspace and any
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
@@ -127,6 +133,9 @@ func New(o Options) (*Jail, error) {
 	if o.Bare && o.NetProxy {
 		return nil, &Error{Layer: LayerNetNS, Err: errors.New("proxy listeners need a network namespace")}
 	}
+	if len(o.ConnectOnly) > 0 && (!o.Bare || o.Landlock == nil || !o.Landlock.DenyTCP || len(o.Seccomp) == 0) {
+		return nil, &Error{Layer: LayerSeccomp, Err: errors.New("connections made by the init need a bare sandbox, Landlock refusing TCP and a seccomp filter")}
+	}
 	if o.Bare && len(o.Overlays) > 0 {
 		return nil, &Error{Layer: LayerOverlay, Err: errors.New("needs a mount namespace")}
 	}
@@ -139,7 +148,7 @@ func New(o Options) (*Jail, error) {
 	in := o.Input()
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
-		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare,
+		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare, ConnectOnly: o.ConnectOnly,
 		NoGuard: testhook.Disabled(testhook.Guard),
 		Limits:  o.Limits, PidsRlimit: o.PidsRlimit,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}

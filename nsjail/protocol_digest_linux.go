@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "c6f95a774c9c9115"
+const protocolDigest = "ce70b4856440eaa7"

@@ -1,10 +1,10 @@
 package nsjail
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -27,8 +27,11 @@ type setup struct {
 	NetNone bool
 	// NetProxy: the init brings lo up and sends two listening sockets on
 	// 127.0.0.1 with its Ready reply (Options.NetProxy).
-	NetProxy  bool `json:",omitempty"`
-	Workspace string
+	NetProxy bool `json:",omitempty"`
+	// ConnectOnly: the command's TCP connections are the init's to make,
+	// to these addresses only (Options.ConnectOnly).
+	ConnectOnly []netip.AddrPort `json:",omitempty"`
+	Workspace   string
 	// Paths is what Plan was built from; the Landlock rules derive from the
 	// same lists.
 	Paths mounts.Input
@@ -65,6 +68,8 @@ type setup struct {
 	planting *guard.Session
 	// listener is the init's own: it reports the command's refused writes.
 	listener *listener
+	// connectErr is why no listener keeps ConnectOnly, if none does.
+	connectErr error
 }
 
 // control is what the caller may send once the command runs.
@@ -231,7 +236,7 @@ func (c *conn) Close() error {
 
 // send writes v as one message with files attached.
 func send(c *conn, v any, files ...*os.File) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
@@ -259,7 +264,7 @@ func send(c *conn, v any, files ...*os.File) error {
 // sendNoWait sends v unless the socket is full: a caller not reading yet
 // must never stop the one sending.
 func sendNoWait(c *conn, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return
 	}
@@ -301,7 +306,7 @@ func recv(c *conn, v any) ([]*os.File, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
-	if err := json.Unmarshal(buf[:n], v); err != nil {
+	if err := unmarshal(buf[:n], v); err != nil {
 		closeFiles(files)
 		return nil, err
 	}

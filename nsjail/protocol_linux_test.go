@@ -170,11 +170,16 @@ func TestProtocolOversizeMessageIsTruncated(t *testing.T) {
 func TestProtocolLargestMessageFits(t *testing.T) {
 	a, b := connPair(t)
 	require.NoError(t, unix.SetsockoptInt(a.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4*maxMessage))
-	pad := maxMessage - len(`{"Path":""}`)
+	// execReq's wire form: the marker, Path's length (3 bytes for this
+	// size) and bytes, then Args, Env, Dir, Extra and Report, one byte each.
+	pad := maxMessage - 1 - 3 - 5
 	want := strings.Repeat("y", pad)
-	sendRaw(t, a, []byte(`{"Path":"`+want+`"}`))
+	msg, err := marshal(execReq{Path: want})
+	require.NoError(t, err)
+	require.Len(t, msg, maxMessage)
+	sendRaw(t, a, msg)
 	var req execReq
-	_, err := recv(b, &req)
+	_, err = recv(b, &req)
 	require.NoError(t, err)
 	assert.Equal(t, want, req.Path)
 }
@@ -183,10 +188,11 @@ func TestProtocolGarbage(t *testing.T) {
 	for _, tc := range []struct {
 		name, msg, err string
 	}{
-		{"not json", "{not json", "invalid character"},
-		{"truncated json", `{"Path":"a`, "unexpected end of JSON input"},
-		{"wrong type", `{"Path":7}`, "cannot unmarshal number"},
-		{"trailing data", `{} {}`, "invalid character"},
+		{"json", `{"Path":"a"}`, "earlier version"},
+		{"no marker", "\x01\x00", "not a corral message"},
+		{"truncated", "\xc5\x05/bi", "cut short"},
+		{"bad boolean", "\xc5\x00\x00\x00\x00\x00\x07", "bad boolean"},
+		{"trailing data", "\xc5\x00\x00\x00\x00\x00\x00\x00", "after the message"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := connPair(t)
@@ -228,13 +234,13 @@ func TestProtocolEOF(t *testing.T) {
 	})
 	t.Run("empty message with files", func(t *testing.T) {
 		// Descriptors need a byte to travel with: x/sys sends a NUL, which
-		// is no JSON, and the descriptors are closed.
+		// is no message, and the descriptors are closed.
 		a, b := connPair(t)
 		r, w := attachedPipe(t)
 		sendRaw(t, a, nil, int(w.Fd()))
 		w.Close()
 		files, err := recv(b, &control{})
-		assert.ErrorContains(t, err, "invalid character")
+		assert.ErrorContains(t, err, "not a corral message")
 		assert.Nil(t, files)
 		assert.True(t, receivedClosed(t, r))
 	})
@@ -262,7 +268,7 @@ func TestCallBadReplies(t *testing.T) {
 		err   string
 	}{
 		{"exits", func(t *testing.T, init *conn) { init.Close() }, "init: sandbox init exited during setup"},
-		{"garbage", func(t *testing.T, init *conn) { sendRaw(t, init, []byte("\x00\x01")) }, "init: invalid character"},
+		{"garbage", func(t *testing.T, init *conn) { sendRaw(t, init, []byte("\x00\x01")) }, "init: not a corral message"},
 		{"unexpected", func(t *testing.T, init *conn) { require.NoError(t, send(init, reply{Started: true})) }, "init: unexpected reply"},
 		{"empty", func(t *testing.T, init *conn) { require.NoError(t, send(init, reply{})) }, "init: unexpected reply"},
 	} {

@@ -3,6 +3,7 @@ package nsjail
 import (
 	"encoding/binary"
 	"errors"
+	"net/netip"
 	"os"
 	"path"
 	"runtime"
@@ -160,6 +161,9 @@ type listener struct {
 	// nil, performs the calls that create names (see creator).
 	reporting bool
 	create    *creator
+	// connectOnly, when set, are the only addresses the command's TCP
+	// connections may reach, made by the listener (see serveNet).
+	connectOnly []netip.AddrPort
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -210,6 +214,9 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Fail(l.fd, n.ID, errno)
 		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
 			Match: unix.ErrnoName(errno), Process: process})
+		return
+	}
+	if l.serveNet(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -342,12 +349,17 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 		return nil
 	}
 	prog, err := watchProgram(w, report)
+	if err == nil {
+		prog, err = withConnects(s, prog)
+	}
 	if err != nil {
+		s.connectErr = err
 		return nil
 	}
 	creates := createsNames(s, planted) // before the filter: the thread's own calls stop there
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
+		s.connectErr = err
 		return nil
 	}
 	j := judge{
@@ -365,6 +377,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	if creates {
 		l.create = newCreator(fd, s, planted)
 	}
+	l.connectOnly = s.ConnectOnly
 	go l.run()
 	return l
 }

@@ -18,6 +18,7 @@ const (
 	afInet         = unix.AF_INET
 	afNetlink      = unix.AF_NETLINK
 	afInet6        = unix.AF_INET6
+	sockDgram      = unix.SOCK_DGRAM
 	sockStream     = unix.SOCK_STREAM
 	ipprotoTCP     = unix.IPPROTO_TCP
 	cloneNewNS     = unix.CLONE_NEWNS

@@ -18,6 +18,7 @@ const (
 	afInet         = 2
 	afNetlink      = 16
 	afInet6        = 10
+	sockDgram      = 2
 	sockStream     = 1
 	ipprotoTCP     = 6
 	cloneNewNS     = 0x0002_0000

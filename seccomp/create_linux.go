@@ -43,9 +43,9 @@ func CreateProgram() ([]unix.SockFilter, error) {
 	return notifyProgram(CreateCalls(), unix.O_CREAT)
 }
 
-// Return answers the stopped call with val as its result, as if it had
-// run: the listener has performed it.
-func Return(fd int, id uint64, val int64) error {
+// ReturnValue answers the stopped call with val as its result, as if it
+// had run: the listener has performed it.
+func ReturnValue(fd int, id uint64, val int64) error {
 	r := notifResp{id: id, val: val}
 	err := sendResp(fd, &r)
 	if err != nil && err != unix.ENOENT {
@@ -74,7 +74,7 @@ func ReturnFile(fd int, id uint64, file int, cloexec bool) error {
 		if err != nil {
 			return Fail(fd, id, unix.EMFILE)
 		}
-		return Return(fd, id, int64(n))
+		return ReturnValue(fd, id, int64(n))
 	case unix.EMFILE, unix.ENFILE:
 		return Fail(fd, id, err.(unix.Errno))
 	}

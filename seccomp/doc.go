@@ -54,9 +54,19 @@
 //
 // [CreateProgram] stops only the calls that can create a name ([CreateCalls]:
 // opens with O_CREAT, mkdir, mknod, symlink, link, rename), for a listener
-// that performs them itself and answers with [Return] or [ReturnFile]: a
+// that performs them itself and answers with [ReturnValue] or [ReturnFile]: a
 // listener that read a name and let the call go on would decide on memory
 // another thread of the caller can change before the kernel reads it again.
+//
+// # Connections made by the listener
+//
+// [ConnectProgram] stops every connect and listen in a listener and refuses
+// sends with MSG_FASTOPEN, whose connect no security module sees. [Then]
+// puts it after a policy's program ([Program]) or a watch's, as one filter.
+// The listener takes the command's socket with [GetFd], makes the call
+// itself and answers with its result ([Return]). The sandbox's init uses it
+// on the landlock rung, where Landlock's port rules cannot name the proxy's
+// address.
 //
 // # Limitations
 //

@@ -60,6 +60,14 @@ func TestFilterChild(t *testing.T) {
 		unix.Close(fds[0])
 		unix.Close(fds[1])
 	}
+	for name, typ := range map[string]int{"dgram": unix.SOCK_DGRAM, "dgram cloexec": unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, "seqpacket": unix.SOCK_SEQPACKET} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, typ, 0)
+		res["socketpair "+name] = errnoName(err)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+	}
 	null, err := os.Open(os.DevNull)
 	require.NoError(t, err)
 	c := byte('x')
@@ -93,16 +101,19 @@ func TestFilter(t *testing.T) {
 	var res map[string]string
 	require.NoError(t, json.NewDecoder(bytesReader(out)).Decode(&res), "%s", out)
 	assert.Equal(t, map[string]string{
-		"unshare":       "EPERM",
-		"mount":         "EPERM",
-		"clone3":        "ENOSYS",
-		"socket unix":   "EPERM",
-		"socketpair":    "ok",
-		"tiocsti":       "EPERM",
-		"tiocsti high":  "EPERM",
-		"tcgets":        "ENOTTY",
-		"exec":          "ok",
-		"clone newuser": "EPERM",
+		"unshare":                  "EPERM",
+		"mount":                    "EPERM",
+		"clone3":                   "ENOSYS",
+		"socket unix":              "EPERM",
+		"socketpair":               "ok",
+		"socketpair dgram":         "EPERM",
+		"socketpair dgram cloexec": "EPERM",
+		"socketpair seqpacket":     "ok",
+		"tiocsti":                  "EPERM",
+		"tiocsti high":             "EPERM",
+		"tcgets":                   "ENOTTY",
+		"exec":                     "ok",
+		"clone newuser":            "EPERM",
 	}, res)
 }
 

@@ -141,6 +141,13 @@ func socketRules(o Options) []Rule {
 	if !o.AllowUnixSockets {
 		rs = append(rs, Rule{Syscall: "socket", Errno: syscall.EPERM, Arg: &Arg{Mask: mask32, Value: afUnix},
 			Reason: "reaches host daemons through socket files (docker.sock is a root shell); socketpair stays allowed"})
+		// A datagram pair is connected only to itself, but sendto with an
+		// address, or a new connect, sends from it to any socket file the
+		// command can see: journald, syslog, systemd's notify socket.
+		// Stream and seqpacket pairs ignore or refuse an address.
+		rs = append(rs, Rule{Syscall: "socketpair", Errno: syscall.EPERM,
+			Arg: &Arg{Mask: mask32, Value: afUnix}, And: &Arg{Index: 1, Mask: sockTypeMask, Value: sockDgram},
+			Reason: "a unix datagram pair sends to any socket file by address: host daemons' datagram sockets"})
 	}
 	if o.DenyInet {
 		for _, af := range []uint64{afInet, afInet6} {

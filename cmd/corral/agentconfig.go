@@ -14,8 +14,8 @@ import (
 const configHelp = `With --config FILE the sandbox starts from an agent's settings in that TOML
 file; --agent ID picks the agent and may be left out when the file has only
 one. Flags given on the command line win: --workspace, --net, --fallback,
---changeset, --allow-unix-sockets, --allow-home and the limit flags
-(--memory, --pids...) replace the file's values,
+--changeset, --allow-unix-sockets, --allow-home, --proxy-connections and the
+limit flags (--memory, --pids...) replace the file's values,
 --writable, --changeset-writable, --read-only, --hide, --reveal, --env,
 --allow-domain, --deny-domain and --allow-ip add to its lists. The file itself is read-only to the command.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
@@ -71,6 +71,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 		cfg.AllowHome = file.AllowHome
 	}
 	cfg.AllowPtrace = file.AllowPtrace
+	if !f.given("proxy-connections") {
+		cfg.ProxyConnections = file.ProxyConnections
+	}
 	cfg.Limits = file.Limits.Merge(fromFlags.Limits)
 	cfg.WritablePaths = append(file.WritablePaths, fromFlags.WritablePaths...)
 	cfg.ChangesetPaths = append(file.ChangesetPaths, fromFlags.ChangesetPaths...)

@@ -23,6 +23,7 @@ var configNames = map[string]struct{ flag, key string }{
 	"AllowedDomains":   {"--allow-domain", "allowed_domains"},
 	"DeniedDomains":    {"--deny-domain", "denied_domains"},
 	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
+	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},
@@ -106,6 +107,8 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		return f.given("net")
 	case "Fallback":
 		return f.given("fallback")
+	case "ProxyConnections":
+		return f.given("proxy-connections")
 	case "Changeset":
 		return f.given("changeset")
 	case "Reveal":

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +21,8 @@ func TestRunNetworkAllowUsageErrors(t *testing.T) {
 	ws := workspace(t)
 	file := filepath.Join(ws, "agents.toml")
 	require.NoError(t, os.WriteFile(file, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\nallowed_domains = [\"bad name\"]\n"), 0o644))
+	capFile := filepath.Join(ws, "cap.toml")
+	require.NoError(t, os.WriteFile(capFile, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\nproxy_connections = 0\n"), 0o644))
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -28,6 +33,11 @@ func TestRunNetworkAllowUsageErrors(t *testing.T) {
 		{"bad denied domain", []string{"run", "--net", "allow", "--deny-domain", "*.", "--", "true"}, "--deny-domain *.: "},
 		{"bad range", []string{"run", "--net", "allow", "--allow-ip", "10.0.0.0/33", "--", "true"}, "--allow-ip 10.0.0.0/33: "},
 		{"bad entry in the file", []string{"run", "--config", file, "--", "true"}, `allowed_domains[0]: "bad name"`},
+		{"cap without --net allow", []string{"run", "--proxy-connections", "5", "--", "true"}, `--proxy-connections 5: needs Network "allow"`},
+		{"cap of zero", []string{"run", "--net", "allow", "--proxy-connections", "0", "--", "true"}, `--proxy-connections "0": want a number above zero, or none`},
+		{"negative cap", []string{"run", "--net", "allow", "--proxy-connections", "-1", "--", "true"}, `--proxy-connections "-1": want a number above zero, or none`},
+		{"cap not a number", []string{"run", "--net", "allow", "--proxy-connections", "many", "--", "true"}, `--proxy-connections "many": want a number above zero, or none`},
+		{"bad cap in the file", []string{"run", "--config", capFile, "--", "true"}, `proxy_connections: "0": want a number above zero, or none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := cli(t, ws, tc.args...)
@@ -54,8 +64,42 @@ func TestRunNetworkAllowSaysWhatItBlocked(t *testing.T) {
 	assert.Regexp(t, `http://127\.0\.0\.1:\d+ socks5h://127\.0\.0\.1:\d+ localhost,127\.0\.0\.1,::1`, stdout)
 }
 
+// --proxy-connections reaches the command's proxy: with a cap of one, a
+// connection held open leaves none for curl, which is answered with the
+// limit. curl is sent through the proxy to the test's server on the
+// host's loopback, which NO_PROXY would otherwise keep direct.
+func TestRunProxyConnectionsCapsTheProxy(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{Network: corral.NetworkAllow})
+	for _, tool := range []string{"curl", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is needed: " + err.Error())
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello through the proxy\n")
+	}))
+	t.Cleanup(srv.Close)
+	ws := workspace(t)
+	script := `import os, socket, subprocess
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+held = socket.create_connection(("127.0.0.1", port))
+subprocess.run("curl -sS --noproxy '' ` + srv.URL + `/", shell=True)`
+	run := func(cap string) string {
+		stdout, stderr, code := cli(t, ws, "run", "--net", "allow", "--allow-ip", "127.0.0.1/32", "--proxy-connections", cap,
+			"--", "python3", "-c", script)
+		require.Equal(t, 0, code, "stderr: %s", stderr)
+		return stdout
+	}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	// The control: with room for two, curl gets its page.
+	assert.Contains(t, run("2"), "hello through the proxy")
+	assert.Contains(t, run("1"), "corral: blocked "+host+" (over the limit of 1 connections open through the proxy at once)")
+}
+
 func TestProfileAndDoctorShowTheNetworkPolicy(t *testing.T) {
 	ws := workspace(t)
+	capFile := filepath.Join(ws, "cap.toml")
+	require.NoError(t, os.WriteFile(capFile, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\nproxy_connections = 7\n"), 0o644))
 	stdout, stderr, code := cli(t, ws, "profile", "--platform", "linux", "--net", "allow",
 		"--allow-domain", "github.com", "--deny-domain", "gist.github.com", "--allow-ip", "10.0.0.0/8")
 	require.Equal(t, 0, code, stderr)
@@ -65,6 +109,18 @@ func TestProfileAndDoctorShowTheNetworkPolicy(t *testing.T) {
 	assert.Contains(t, stdout, "allowed IP ranges: 10.0.0.0/8")
 	assert.Contains(t, stdout, "connections through the proxy: at most 256 open at once, more are refused")
 	assert.Contains(t, stdout, "loopback only; the only way out is corral's proxy")
+
+	for _, tc := range []struct{ args, want string }{
+		{"--proxy-connections 12", "at most 12 open at once"},
+		{"--proxy-connections none", "connections through the proxy: no limit"},
+		{"--config " + capFile, "at most 7 open at once"},
+		{"--config " + capFile + " --proxy-connections 9", "at most 9 open at once"},
+	} {
+		args := append([]string{"profile", "--platform", "linux", "--net", "allow"}, strings.Fields(tc.args)...)
+		stdout, stderr, code := cli(t, ws, args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, tc.want, tc.args)
+	}
 
 	stdout, _, code = cli(t, ws, "profile", "--platform", "darwin", "--net", "allow", "--allow-domain", "github.com")
 	require.Equal(t, 0, code)

@@ -37,6 +37,10 @@ type runFlags struct {
 	// changesetWritable are writable paths whose writes go to the changeset.
 	changesetWritable []string
 	review            bool // run only: profile takes it so that command lines carry over
+	// proxyConns is --proxy-connections as given; proxyConnections what
+	// validate read from it (0: the default).
+	proxyConns       string
+	proxyConnections int
 
 	fallback  string
 	unixSocks bool
@@ -72,6 +76,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
 	fl.StringArrayVar(&f.denyDomain, "deny-domain", nil, "with --net allow, refuse `NAME[:PORT]` even when allowed (repeatable)")
 	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private and loopback ranges are refused otherwise; repeatable)")
+	fl.StringVar(&f.proxyConns, "proxy-connections", "",
+		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
@@ -114,6 +120,13 @@ func (f *runFlags) validate() error {
 		if name, _, _ := strings.Cut(kv, "="); name == "" {
 			return usageError("--env %q: want KEY or KEY=VALUE", kv)
 		}
+	}
+	if f.given("proxy-connections") {
+		n, err := corral.ParseProxyConnections(f.proxyConns)
+		if err != nil {
+			return usageError("--proxy-connections %q: %v", f.proxyConns, err)
+		}
+		f.proxyConnections = n
 	}
 	if err := f.readLimits(); err != nil {
 		return err
@@ -172,6 +185,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		AllowedDomains:   f.allowDomain,
 		DeniedDomains:    f.denyDomain,
 		AllowedIPs:       f.allowIP,
+		ProxyConnections: f.proxyConnections,
 		Env:              f.env,
 		Changeset:        f.changeset,
 		ChangesetPaths:   f.changesetWritable,

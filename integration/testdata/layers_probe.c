@@ -159,6 +159,25 @@ static void selfsock(const char *path) {
 	report("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, fds));
 }
 
+// dgram sends to a host datagram socket from a unix datagram pair, which
+// needs no socket(AF_UNIX): by address (sendto) and by a new connect.
+static void dgram(const char *path) {
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fds[2];
+	if (strlen(path) >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		report("socketpair", -1);
+		return;
+	}
+	strcpy(a.sun_path, path);
+	int r = socketpair(AF_UNIX, SOCK_DGRAM, 0, fds);
+	report("socketpair", r);
+	if (r < 0) return;
+	report("sendto", sendto(fds[0], "corral", 6, 0, (struct sockaddr *)&a, sizeof a));
+	r = connect(fds[1], (struct sockaddr *)&a, sizeof a);
+	report("connect", r < 0 ? r : send(fds[1], "corral", 6, 0));
+}
+
 static void inet(const char *proto, const char *port) {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(port))};
 	int udp = !strcmp(proto, "udp");
@@ -347,6 +366,7 @@ int main(int argc, char **argv) {
 	else if (!strcmp(cmd, "unix")) unix_connect(arg, 0);
 	else if (!strcmp(cmd, "abstract")) unix_connect(arg, 1);
 	else if (!strcmp(cmd, "selfsock")) selfsock(arg);
+	else if (!strcmp(cmd, "dgram")) dgram(arg);
 	else if (!strcmp(cmd, "kill")) report("kill", kill(atoi(arg), SIGTERM));
 	else if (!strcmp(cmd, "tcp") || !strcmp(cmd, "udp")) inet(cmd, arg);
 	else if (!strcmp(cmd, "write")) writefile(arg);
