@@ -153,6 +153,7 @@ func (c *Cmd) Start() (err error) {
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
 		Refused:   c.recordViolation,
 		violation: c.noteViolation, report: c.ReportWrites || c.sb.spec.Report,
+		reads: c.sb.spec.ReportReads,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {

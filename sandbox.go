@@ -127,8 +127,9 @@ type startRequest struct {
 	// violation is where the backend reports a refusal while the command
 	// runs: the first time it sees it, with Count 1 (see Cmd.noteViolation).
 	violation func(Violation)
-	// report asks the backend to watch the command's writes.
-	report bool
+	// report asks the backend to watch the command's writes; reads, to
+	// watch its reads of hidden paths too (Config.ReportReads).
+	report, reads bool
 }
 
 // process is a started command.

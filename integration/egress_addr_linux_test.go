@@ -209,3 +209,18 @@ func TestEgressLandlockRungWithoutSeccompAllowsThePortOnly(t *testing.T) {
 	assert.Contains(t, res.stdout, decoy.String()+" ok peer "+decoy.Addr().String(), res.String())
 	assert.Positive(t, accepted.Load())
 }
+
+// The landlock rung's connections and a memory limit share the init's one
+// listener with the report off: the limit still binds the command alone,
+// and the proxy is still reached.
+func TestEgressLandlockRungWithMemoryLimit(t *testing.T) {
+	requireTool(t, "curl")
+	s := newEgressScene(t)
+	cfg := s.config([]string{"allowed.test"}, nil)
+	cfg.Limits = corral.Limits{Memory: 32 << 20}
+	sb, _ := rungSandbox(t, corral.RungLandlock, cfg)
+	r := s.run(sb, `grep "Max data size" /proc/self/limits; head -c 64M /dev/zero | tail -c 64M >/dev/null && echo kept; `+curl(fmt.Sprintf("http://allowed.test:%d/", s.http)))
+	assert.Regexp(t, `Max data size +33554432 +33554432 +bytes`, r.stdout, r.String())
+	assert.NotContains(t, r.stdout, "kept", r.String())
+	assert.Contains(t, r.stdout, "hello from allowed.test", r.String())
+}

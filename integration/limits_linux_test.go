@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,16 +179,53 @@ func testMemory(t *testing.T, rung corral.Rung) {
 	assert.Empty(t, free.hits)
 }
 
-// A memory limit below what the init itself has mapped fails the start,
-// naming the limit, rather than the init at a random moment later.
-func TestLimitsMemoryTooLow(t *testing.T) {
-	w := newWorld(t)
-	sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws, Limits: corral.Limits{Memory: 8 << 20}})
-	err := sb.Command(context.Background(), "true").Run()
-	var se *corral.SetupError
-	require.ErrorAs(t, err, &se)
-	assert.Equal(t, corral.LayerLimits, se.Layer)
-	assert.Contains(t, err.Error(), "--memory 8M is too low for the sandbox's init")
+// A memory limit far below what the sandbox's Go init maps holds for the
+// command from its first instruction: the init sets it on the command
+// alone, at its first exec. The first program already runs under it
+// (cat's own /proc/self/limits), a 64 MiB hog fails under 32 MiB while a 1
+// MiB one runs, and without the limit the hog gets its memory.
+func TestLimitsMemorySmall(t *testing.T) {
+	const (
+		hog   = `head -c 64M /dev/zero | tail -c 64M >/dev/null && echo kept`
+		small = `head -c 1M /dev/zero | tail -c 1M | wc -c`
+	)
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			w := newWorld(t)
+			sb, _ := rungSandbox(t, rung, corral.Config{Workspace: w.ws, Limits: corral.Limits{Memory: 32 << 20}})
+			out, err := sb.Command(context.Background(), "cat", "/proc/self/limits").Output()
+			require.NoError(t, err)
+			assert.Regexp(t, `Max data size +33554432 +33554432 +bytes`, string(out))
+
+			capped := runLimited(t, rung, corral.Limits{Memory: 32 << 20}, hog)
+			assert.Contains(t, capped.stderr, "memory exhausted", capped)
+			assert.NotContains(t, capped.stdout, "kept", capped)
+			ran := runLimited(t, rung, corral.Limits{Memory: 32 << 20}, small)
+			assert.Equal(t, "1048576\n", ran.stdout, ran)
+			free := runLimited(t, rung, corral.Limits{Memory: corral.NoLimit}, hog)
+			assert.Equal(t, "kept\n", free.stdout, free)
+		})
+	}
+}
+
+// The memory limit and the report share the init's one listener: both
+// hold when asked together.
+func TestLimitsMemoryWithReport(t *testing.T) {
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			s := newReportScene(t)
+			cfg := s.config()
+			cfg.Limits = corral.Limits{Memory: 32 << 20}
+			sb, _ := rungSandbox(t, rung, cfg)
+			target := filepath.Join(s.outside, "f")
+			c := sb.Command(context.Background(), "sh", "-c", "echo x > "+target+" 2>/dev/null; head -c 64M /dev/zero | tail -c 64M >/dev/null && echo kept; true")
+			out, err := c.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.Contains(t, string(out), "memory exhausted")
+			assert.NotContains(t, string(out), "kept")
+			assert.NotNil(t, findViolation(c.Report(), corral.ViolationWrite, target), "%+v", c.Report())
+		})
+	}
 }
 
 func testOpenFiles(t *testing.T, rung corral.Rung) {

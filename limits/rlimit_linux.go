@@ -25,9 +25,10 @@ const initRoom = 4
 // the command, and the room it keeps for its own threads is added to the
 // pids limit.
 //
-// A memory limit must leave the init room above what it has mapped
+// A memory limit here must leave the init room above what it has mapped
 // already (see MemoryRoom): the Go runtime dies when it cannot map more,
-// and the init, not only the command, would fail.
+// and the init, not only the command, would fail. The init sets it here
+// only where it cannot set it on the command alone (ApplyMemory).
 func Apply(s Set, withPids bool) error {
 	type rl struct {
 		res      int
@@ -70,6 +71,23 @@ func Apply(s Set, withPids bool) error {
 		if err := syscall.Setrlimit(r.res, &lim); err != nil {
 			return os.NewSyscallError("setrlimit", err)
 		}
+	}
+	return nil
+}
+
+// ApplyMemory sets a memory limit of memory bytes (Set.Memory) on process
+// pid, as Apply would on the calling process: the sandbox's init sets it
+// on the command alone, at its first exec, where it can stop the command
+// before it runs (see nsjail's listener). A lower hard limit pid already
+// has stays.
+func ApplyMemory(pid int, memory int64) error {
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, nil, &old); err != nil {
+		return os.NewSyscallError("prlimit64", err)
+	}
+	b := min(uint64(memory), old.Max)
+	if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: b, Max: b}, nil); err != nil {
+		return os.NewSyscallError("prlimit64", err)
 	}
 	return nil
 }

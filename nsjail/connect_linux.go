@@ -86,6 +86,16 @@ func listenConnects(s *setup, policy []byte) (*listener, error) {
 	if prog, err = withConnects(s, prog); err != nil {
 		return nil, err
 	}
+	also := alsoOf(s, false)
+	if also.Execs {
+		ep, err := seccomp.ExecProgram()
+		if err != nil {
+			return nil, err
+		}
+		if prog, err = seccomp.Then(prog, ep); err != nil {
+			return nil, err
+		}
+	}
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
 		return nil, err
@@ -93,6 +103,7 @@ func listenConnects(s *setup, policy []byte) (*listener, error) {
 	l := newListener(fd, nil, judge{})
 	l.calls = nil
 	l.connectOnly = s.ConnectOnly
+	l.answer(s, also)
 	go l.run()
 	return l, nil
 }

@@ -77,7 +77,7 @@ func watchProgram(w *seccomp.Watch, report bool) ([]unix.SockFilter, error) {
 	if report {
 		return w.Program()
 	}
-	notify, err := seccomp.CreateProgram()
+	notify, err := seccomp.CreateProgram(w.Also)
 	if err != nil {
 		return nil, err
 	}

@@ -292,7 +292,10 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 	// The layers go on last, right before the command starts: Landlock's
 	// rules bind to the inodes of the finished tree, and the filter must
 	// not stand in the way of building it.
-	if f := confine(s, stdio[:3], planted.Reachable(), commandWatch(s, planted, req.Report)); f != nil {
+	if req.Report {
+		s.reportReads = req.Reads
+	}
+	if f := confine(s, stdio[:3], planted.Reachable(), withExecLimit(s, commandWatch(s, planted, req.Report))); f != nil {
 		return fail(f)
 	}
 	if f := connectsKept(s); f != nil {
@@ -304,8 +307,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us
 	}
 	// Last, as the init is under them too from here on: building the
-	// Landlock rules above needs descriptors, for one.
-	if err := limits.Apply(s.Limits, s.PidsRlimit); err != nil {
+	// Landlock rules above needs descriptors, for one. A memory limit the
+	// listener sets on the command alone, at its first exec (execLimit).
+	if err := limits.Apply(limitsOfInit(s), s.PidsRlimit); err != nil {
 		return fail(failureOf(LayerLimits, "", err))
 	}
 	// syscall rather than os: os.StartProcess first checks, once per
@@ -323,6 +327,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		Files: fds,
 		Sys:   sys,
 	})
+	if err := s.listener.forked(); err != nil {
+		return fail(failureOf(LayerLimits, "", err))
+	}
 	if err != nil {
 		return fail(execFailure(req.Path, &fs.PathError{Op: "fork/exec", Path: path, Err: err}))
 	}

@@ -244,6 +244,9 @@ type Command struct {
 	// (Process.Violations). It needs Options.Seccomp, and a kernel that
 	// passes seccomp.ListenerSupport.
 	Report bool
+	// ReportReads, with Report, has the init watch the command's reads of
+	// hidden paths too: every open and exec then stops in the listener.
+	ReportReads bool
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -410,7 +413,7 @@ const (
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
-	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report}
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report, Reads: c.Report && c.ReportReads}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
 	if len(files) > maxFiles {
 		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}

@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "ce70b4856440eaa7"
+const protocolDigest = "5c604a865ac67aa1"

@@ -70,6 +70,8 @@ type setup struct {
 	listener *listener
 	// connectErr is why no listener keeps ConnectOnly, if none does.
 	connectErr error
+	// reportReads is the init's own: execReq.Reads.
+	reportReads bool
 }
 
 // control is what the caller may send once the command runs.
@@ -89,6 +91,9 @@ type execReq struct {
 	// Report has the init watch the command's writes and report those the
 	// policy refuses (see listener).
 	Report bool `json:",omitempty"`
+	// Reads has the report list reads of hidden paths too (see
+	// watchesReads).
+	Reads bool `json:",omitempty"`
 }
 
 // reply is what the init says back. A Ready reply of a sandbox with

@@ -170,9 +170,12 @@ func TestProtocolOversizeMessageIsTruncated(t *testing.T) {
 func TestProtocolLargestMessageFits(t *testing.T) {
 	a, b := connPair(t)
 	require.NoError(t, unix.SetsockoptInt(a.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4*maxMessage))
-	// execReq's wire form: the marker, Path's length (3 bytes for this
-	// size) and bytes, then Args, Env, Dir, Extra and Report, one byte each.
-	pad := maxMessage - 1 - 3 - 5
+	// execReq's wire form: the marker, Path's length and bytes, then one
+	// byte for each other field when empty. Path's length takes 3 bytes
+	// at this size against 1 when empty.
+	empty, err := marshal(execReq{})
+	require.NoError(t, err)
+	pad := maxMessage - len(empty) - 2
 	want := strings.Repeat("y", pad)
 	msg, err := marshal(execReq{Path: want})
 	require.NoError(t, err)
@@ -184,6 +187,13 @@ func TestProtocolLargestMessageFits(t *testing.T) {
 	assert.Equal(t, want, req.Path)
 }
 
+// emptyExecReq is an empty execReq's wire form.
+func emptyExecReq(t *testing.T) []byte {
+	b, err := marshal(execReq{})
+	require.NoError(t, err)
+	return b
+}
+
 func TestProtocolGarbage(t *testing.T) {
 	for _, tc := range []struct {
 		name, msg, err string
@@ -192,7 +202,7 @@ func TestProtocolGarbage(t *testing.T) {
 		{"no marker", "\x01\x00", "not a corral message"},
 		{"truncated", "\xc5\x05/bi", "cut short"},
 		{"bad boolean", "\xc5\x00\x00\x00\x00\x00\x07", "bad boolean"},
-		{"trailing data", "\xc5\x00\x00\x00\x00\x00\x00\x00", "after the message"},
+		{"trailing data", string(emptyExecReq(t)) + "\x00", "after the message"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := connPair(t)

@@ -164,6 +164,10 @@ type listener struct {
 	// connectOnly, when set, are the only addresses the command's TCP
 	// connections may reach, made by the listener (see serveNet).
 	connectOnly []netip.AddrPort
+	// reads and limit answer the calls stopped beyond the write calls
+	// (see serveAlso); nil when none are.
+	reads map[uint32]seccomp.ReadCall
+	limit *execLimit
 
 	mu  sync.Mutex
 	log *tally.Log[violationKey, Violation]
@@ -216,7 +220,7 @@ func (l *listener) serve(n seccomp.Notification) {
 			Match: unix.ErrnoName(errno), Process: process})
 		return
 	}
-	if l.serveNet(n) {
+	if l.serveNet(n) || l.serveAlso(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -348,6 +352,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	if err != nil {
 		return nil
 	}
+	w.Also = alsoOf(s, report)
 	prog, err := watchProgram(w, report)
 	if err == nil {
 		prog, err = withConnects(s, prog)
@@ -378,6 +383,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 		l.create = newCreator(fd, s, planted)
 	}
 	l.connectOnly = s.ConnectOnly
+	l.answer(s, w.Also)
 	go l.run()
 	return l
 }

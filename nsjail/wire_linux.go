@@ -1,6 +1,7 @@
 package nsjail
 
 import (
+	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,7 +23,11 @@ import (
 // varints; floats their 8 IEEE bytes; strings and byte slices a length
 // and the bytes, kept byte for byte (no UTF-8 repair). A slice or map is
 // 0 when nil, else its length plus one, then its elements; a pointer is 0
-// when nil, else 1 and the value. Interfaces, channels, functions and
+// when nil, else 1 and the value. A struct with unexported fields (netip's
+// addresses, time.Time) is sent as its MarshalBinary bytes, like a byte
+// slice, and is an error without that method (this package's own
+// messages excepted, whose unexported fields hold their end's state): its exported fields alone
+// would arrive as an empty value. Interfaces, channels, functions and
 // complex numbers have no wire form: TestWireCoversProtocolTypes keeps
 // them out of the messages.
 
@@ -71,22 +76,50 @@ func unmarshal(b []byte, v any) error {
 	return nil
 }
 
-// exportedFields lists the indexes of a struct type's exported fields,
-// once per type.
-var exportedFields sync.Map // reflect.Type -> []int
+// structForm is how a struct type crosses the wire, worked out once per
+// type: its exported fields in order, or its binary form when it has
+// unexported fields.
+type structForm struct {
+	fields []int
+	binary bool  // sent as MarshalBinary's bytes
+	err    error // it has unexported fields and no binary form
+}
 
-func fieldsOf(t reflect.Type) []int {
-	if f, ok := exportedFields.Load(t); ok {
-		return f.([]int)
+var structForms sync.Map // reflect.Type -> *structForm
+
+// wirePackage is this package's path: its structs' unexported fields are
+// never sent.
+var wirePackage = reflect.TypeFor[structForm]().PkgPath()
+
+var (
+	binaryMarshaler   = reflect.TypeFor[encoding.BinaryMarshaler]()
+	binaryUnmarshaler = reflect.TypeFor[encoding.BinaryUnmarshaler]()
+)
+
+func formOf(t reflect.Type) *structForm {
+	if f, ok := structForms.Load(t); ok {
+		return f.(*structForm)
 	}
-	var idx []int
+	f := &structForm{}
+	opaque := false
 	for i := range t.NumField() {
 		if t.Field(i).IsExported() {
-			idx = append(idx, i)
+			f.fields = append(f.fields, i)
+		} else {
+			// This package's messages keep state of their own end in
+			// unexported fields; another package's are its value.
+			opaque = opaque || t.PkgPath() != wirePackage
 		}
 	}
-	exportedFields.Store(t, idx)
-	return idx
+	switch {
+	case !opaque:
+	case t.Implements(binaryMarshaler) && reflect.PointerTo(t).Implements(binaryUnmarshaler):
+		f.binary, f.fields = true, nil
+	default:
+		f.err = fmt.Errorf("%s has unexported fields and no MarshalBinary: no wire form", t)
+	}
+	structForms.Store(t, f)
+	return f
 }
 
 func appendValue(b []byte, v reflect.Value) ([]byte, error) {
@@ -134,8 +167,19 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		}
 		return b, err
 	case reflect.Struct:
+		f := formOf(v.Type())
+		if f.err != nil {
+			return nil, f.err
+		}
+		if f.binary {
+			p, err := v.Interface().(encoding.BinaryMarshaler).MarshalBinary()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", v.Type(), err)
+			}
+			return append(binary.AppendUvarint(b, uint64(len(p))), p...), nil
+		}
 		var err error
-		for _, i := range fieldsOf(v.Type()) {
+		for _, i := range f.fields {
 			if b, err = appendValue(b, v.Field(i)); err != nil {
 				return nil, err
 			}
@@ -284,8 +328,22 @@ func (d *decoder) value(v reflect.Value) {
 	case reflect.Map:
 		d.mapValue(v)
 	case reflect.Struct:
-		for _, i := range fieldsOf(v.Type()) {
-			d.value(v.Field(i))
+		f := formOf(v.Type())
+		switch {
+		case f.err != nil:
+			d.fail(f.err)
+		case f.binary:
+			n := d.length(d.uvarint())
+			if d.err != nil {
+				return
+			}
+			if err := v.Addr().Interface().(encoding.BinaryUnmarshaler).UnmarshalBinary(d.bytes(n)); err != nil {
+				d.fail(fmt.Errorf("%s: %w", v.Type(), err))
+			}
+		default:
+			for _, i := range f.fields {
+				d.value(v.Field(i))
+			}
 		}
 	default:
 		d.fail(fmt.Errorf("%s has no wire form", v.Type()))

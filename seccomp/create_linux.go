@@ -39,8 +39,10 @@ func CreateCalls() map[uint32]WriteCall {
 // calls itself: a listener that read a name in the caller's memory and let
 // the call go on would decide on a string another thread can change before
 // the kernel reads it again.
-func CreateProgram() ([]unix.SockFilter, error) {
-	return notifyProgram(CreateCalls(), unix.O_CREAT)
+//
+// also names what it stops besides (see Also).
+func CreateProgram(also Also) ([]unix.SockFilter, error) {
+	return notifyCalls(CreateCalls(), unix.O_CREAT, also)
 }
 
 // ReturnValue answers the stopped call with val as its result, as if it

@@ -51,6 +51,10 @@
 // each with the policy's errno ([Watch.Refuses], [Fail]), and fail with
 // ENOSYS should the listener be gone. The sandbox's init uses it to report
 // what the command tried to write and which calls the policy refused.
+// [Watch.Also] stops more there: every open and the execs ([ReadCalls]),
+// for the reads of hidden paths, or the execs alone, for the memory limit
+// the init sets on the command at its first exec; [ExecProgram] stops the
+// execs alone where no watch is loaded.
 //
 // [CreateProgram] stops only the calls that can create a name ([CreateCalls]:
 // opens with O_CREAT, mkdir, mknod, symlink, link, rename), for a listener

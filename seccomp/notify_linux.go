@@ -61,24 +61,29 @@ const sysFchmodat2 = 452
 // policy's filter, whose refusals take precedence, it only lets a listener
 // see what the command tries to write. Calls of another architecture are
 // allowed here and killed by the policy's filter.
-func NotifyProgram() ([]unix.SockFilter, error) {
-	return notifyProgram(WriteCalls(), WriteFlags)
+func NotifyProgram() ([]unix.SockFilter, error) { return notifyProgram(Also{}) }
+
+// notifyProgram is NotifyProgram stopping also what also names.
+func notifyProgram(also Also) ([]unix.SockFilter, error) {
+	return notifyCalls(WriteCalls(), WriteFlags, also)
 }
 
-// notifyProgram stops calls in the listener, those with a flags argument
-// only when it carries one of flags.
-func notifyProgram(calls map[uint32]WriteCall, flags uint32) ([]unix.SockFilter, error) {
+// notifyCalls stops calls in the listener, those with a flags argument
+// only when it carries one of flags (all of them with also.Reads), and
+// what also names.
+func notifyCalls(calls map[uint32]WriteCall, flags uint32, also Also) ([]unix.SockFilter, error) {
 	if calls == nil {
 		return nil, errors.New("seccomp: no table of write calls for this architecture")
 	}
 	var flagged, plain []uint32
 	for nr, c := range calls {
-		if c.FlagsArg >= 0 {
+		if c.FlagsArg >= 0 && !also.Reads {
 			flagged = append(flagged, nr)
 		} else {
 			plain = append(plain, nr)
 		}
 	}
+	plain = append(plain, also.calls()...)
 	sortNrs(flagged)
 	sortNrs(plain)
 	// Layout: arch check, load nr, per flagged call 3 instructions, per

@@ -25,6 +25,9 @@ import (
 // and never reach the listener: they stand for a call the kernel lacks, and
 // a program that meets one falls back without failing.
 type Watch struct {
+	// Also are the calls its listener stops beyond the write calls.
+	Also Also
+
 	policy []unix.SockFilter
 
 	mu sync.Mutex
@@ -65,7 +68,7 @@ func NewWatch(policy []byte) (*Watch, error) {
 // reaches the listener whatever NotifyProgram would say (as the policy's
 // errno outranks it), and what the policy allows NotifyProgram decides.
 func (w *Watch) Program() ([]unix.SockFilter, error) {
-	notify, err := NotifyProgram()
+	notify, err := notifyProgram(w.Also)
 	if err != nil {
 		return nil, err
 	}

@@ -128,8 +128,8 @@ func mcpUsage(f *runFlags, m *mcpFlags) error {
 		return usageError("--review: not for mcp; review the changeset with 'corral changes'")
 	case f.cwd != "":
 		return usageError("--cwd: not for mcp; each call gives its working_dir")
-	case f.report != "" || f.noReport:
-		return usageError("--report, --no-report: not for mcp; each call's result says what the sandbox refused")
+	case f.report != "" || f.noReport || f.reportReads:
+		return usageError("--report, --no-report, --report-reads: not for mcp; each call's result says what the sandbox refused")
 	case f.outliveParent:
 		return usageError("--no-die-with-parent: not for mcp; the server kills every command it started when it exits")
 	case m.session != "":

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,4 +76,32 @@ func TestRunReportUsage(t *testing.T) {
 	_, stderr, code = cli(t, ws, "run", "--report", "-", "--no-report", "--", "true")
 	assert.Equal(t, exitUsage, code)
 	assertOneLine(t, stderr, "--no-report")
+	_, stderr, code = cli(t, ws, "run", "--report-reads", "--no-report", "--", "true")
+	assert.Equal(t, exitUsage, code)
+	assertOneLine(t, stderr, "--no-report")
+}
+
+// --report-reads lists a read of a hidden path with the --hide that hides
+// it; without it, the summary says nothing of the read. Without the
+// sandbox, the same cat reads the file.
+func TestRunReportReads(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	hidden := filepath.Join(ws, "hidden")
+	require.NoError(t, os.Mkdir(hidden, 0o755))
+	secret := filepath.Join(hidden, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("s\n"), 0o644))
+	out, err := exec.Command("cat", secret).Output()
+	require.NoError(t, err)
+	require.Equal(t, "s\n", string(out), "the control reads it")
+	script := "cat " + secret + " 2>/dev/null; true"
+	_, stderr, code := cli(t, ws, "run", "--hide", hidden, "--report-reads", "--", "sh", "-c", script)
+	require.Equal(t, 0, code, stderr)
+	// The rule writes the hidden path as ~/... when it lies in the home.
+	line := strings.TrimSpace(stderr)
+	assert.True(t, strings.HasPrefix(line, "corral: refused 1 read (hidden by --hide "), line)
+	assert.True(t, strings.HasSuffix(line, filepath.Base(hidden)+"), e.g. "+secret), line)
+	_, stderr, code = cli(t, ws, "run", "--hide", hidden, "--", "sh", "-c", script)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
 }

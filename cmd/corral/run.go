@@ -55,6 +55,8 @@ type runFlags struct {
 	// "-" for stderr, or "" for one summary line on stderr.
 	report   string
 	noReport bool // --no-report: no watch, no summary
+	// reportReads (--report-reads) lists reads of hidden paths too.
+	reportReads bool
 
 	scope    string // --scope: a persistent home and /tmp (run only; see review)
 	stateDir string // --state-dir, with --scope
@@ -96,6 +98,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.registerLimits(cmd)
 	fl.StringVar(&f.report, "report", "", "write what the sandbox refused to `FILE` as JSON lines (- for stderr); without it, one summary line on stderr")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not watch the command's writes: no report and no summary line, and no cost per write call")
+	fl.BoolVar(&f.reportReads, "report-reads", false, "also report reads of hidden paths (every open then waits for the sandbox's init: about twice the CPU of a command opening thousands of files)")
 	f.registerConfig(cmd)
 }
 
@@ -110,8 +113,8 @@ func (f *runFlags) validate() error {
 	if f.timeout < 0 {
 		return usageError("--timeout %s: must not be negative", f.timeout)
 	}
-	if f.noReport && f.report != "" {
-		return usageError("--report and --no-report: choose one")
+	if f.noReport && (f.report != "" || f.reportReads) {
+		return usageError("--report or --report-reads, and --no-report: choose one")
 	}
 	if f.fallback != string(corral.FallbackFail) && f.fallback != string(corral.FallbackWarn) {
 		return usageError("--fallback %q: want fail or warn", f.fallback)
@@ -271,6 +274,7 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	}
 	defer report.Close()
 	cfg.Report = !f.noReport
+	cfg.ReportReads = f.reportReads
 	sb, err := corral.New(withInitHelper(cfg))
 	if err != nil {
 		return notStarted(f.configFailure(err))
