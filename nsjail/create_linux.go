@@ -84,12 +84,15 @@ func watchProgram(w *seccomp.Watch, report bool) ([]unix.SockFilter, error) {
 	return w.ProgramWith(notify)
 }
 
-func newCreator(listener int, s *setup, planted *guard.Session) *creator {
+// newCreator makes the creator of a listener yet to be loaded (its
+// descriptor is set once loaded): what it opens here, the filter would
+// stop.
+func newCreator(s *setup, planted *guard.Session) *creator {
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	return &creator{sess: planted, listener: listener, root: root, landlock: s.Landlock != nil}
+	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil}
 }
 
 // enter gives the calling thread, the listener's, the command's

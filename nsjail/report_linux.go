@@ -361,9 +361,16 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 		s.connectErr = err
 		return nil
 	}
-	creates := createsNames(s, planted) // before the filter: the thread's own calls stop there
+	// Before the filter: the thread's own calls stop there.
+	var create *creator
+	if createsNames(s, planted) {
+		create = newCreator(s, planted)
+	}
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
+		if create != nil {
+			unix.Close(create.root)
+		}
 		s.connectErr = err
 		return nil
 	}
@@ -379,8 +386,9 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	}
 	l := newListener(fd, w, j)
 	l.reporting = report
-	if creates {
-		l.create = newCreator(fd, s, planted)
+	if create != nil {
+		create.listener = fd
+		l.create = create
 	}
 	l.connectOnly = s.ConnectOnly
 	l.answer(s, w.Also)
