@@ -187,7 +187,7 @@ git status --short
 // TestPlantingThenKilled plants and then hangs until the caller's context
 // ends it: what it planted is still held, as after a command that exits.
 func TestPlantingThenKilled(t *testing.T) {
-	const script = `mkdir .vscode && echo '{}' > .vscode/tasks.json && git config core.fsmonitor 'touch "$MARK"; false' && exec sleep 600`
+	const script = `mkdir .vscode && echo '{}' > .vscode/tasks.json && git config core.fsmonitor 'touch "$MARK"; false' && touch ready && exec sleep 600`
 	for _, boxed := range []bool{false, true} {
 		w := newWorld(t)
 		initRepo(t, w)
@@ -207,8 +207,9 @@ func TestPlantingThenKilled(t *testing.T) {
 			c := sb.Command(ctx, "sh", "-c", gitEnv+script)
 			c.Env = w.env()
 			require.NoError(t, c.Start())
-			require.Eventually(t, func() bool { return exists(filepath.Join(w.ws, ".vscode/tasks.json")) },
+			require.Eventually(t, func() bool { return exists(filepath.Join(w.ws, "ready")) },
 				20*time.Second, 20*time.Millisecond, "the command planted")
+			assert.False(t, exists(filepath.Join(w.ws, ".vscode/tasks.json")), "the new entry is staged while the command runs")
 			cancel()
 			assert.Error(t, c.Wait())
 			assert.NotEmpty(t, c.Dropped(), "what was dropped is reported")

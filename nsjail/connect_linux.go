@@ -55,12 +55,13 @@ const (
 const sockaddrMax = 128
 
 // commandWatch is confine's watch: the listener, when the command's
-// writes are reported (report) or its TCP connections are the init's to
-// make (setup.ConnectOnly); nil when neither.
+// writes are reported (report), the guard stages what it creates (see
+// listens) or its TCP connections are the init's to make
+// (setup.ConnectOnly); nil when none.
 func commandWatch(s *setup, planted *guard.Session, report bool) func(policy []byte) bool {
-	if report {
+	if listens(s, planted, report) {
 		return func(policy []byte) bool {
-			s.listener = listen(s, planted, policy)
+			s.listener = listen(s, planted, policy, report)
 			return s.listener != nil
 		}
 	}

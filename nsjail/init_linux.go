@@ -152,6 +152,7 @@ func runInit() int {
 		killRest()
 		// Nothing inside runs any more: merge the staged git directories
 		// and hold what was planted.
+		landCreated(planted)
 		dropped = planted.Finish()
 		planted.Close()
 	}

@@ -157,6 +157,10 @@ type listener struct {
 	judge   judge
 	conn    *conn
 	live    atomic.Bool // the caller has the command: refusals may be sent as they come
+	// reporting says whether violations are recorded; create, when not
+	// nil, performs the calls that create names (see creator).
+	reporting bool
+	create    *creator
 	// connectOnly, when set, are the only addresses the command's TCP
 	// connections may reach, made by the listener (see serveNet).
 	connectOnly []netip.AddrPort
@@ -172,7 +176,7 @@ type listener struct {
 func newListener(fd int, w *seccomp.Watch, j judge) *listener {
 	return &listener{
 		fd: fd, initTid: unix.Gettid(), watch: w, calls: seccomp.WriteCalls(), judge: j,
-		log: tally.New[violationKey, Violation](maxViolations),
+		log: tally.New[violationKey, Violation](maxViolations), reporting: true,
 	}
 }
 
@@ -181,6 +185,9 @@ func (l *listener) run() {
 	// One thread sleeps in the kernel for the next call and is the one
 	// woken (see seccomp.LoadListener).
 	runtime.LockOSThread()
+	if l.create != nil && !l.create.enter() {
+		l.create = nil
+	}
 	for {
 		n, err := seccomp.Receive(l.fd)
 		if err != nil {
@@ -227,8 +234,15 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Continue(l.fd, n.ID)
 		return
 	}
-	paths := l.paths(n, call)
-	seccomp.Continue(l.fd, n.ID)
+	var paths []string
+	if l.reporting {
+		paths = l.paths(n, call)
+	}
+	if l.create.creates(n, call) {
+		l.create.serve(n, call)
+	} else {
+		seccomp.Continue(l.fd, n.ID)
+	}
 	for _, p := range paths {
 		if kind, reason, match := l.judge.verdict(p); kind != "" {
 			l.record(Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match, Process: comm(n.Pid)})
@@ -277,6 +291,9 @@ func openHowWrites(n seccomp.Notification) bool {
 // record adds v to the log, and sends it to the caller at once when it is
 // new and the caller already has the command.
 func (l *listener) record(v Violation) {
+	if !l.reporting {
+		return
+	}
 	l.mu.Lock()
 	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason, v.Match}, v, 1)
 	if !kept {
@@ -330,13 +347,13 @@ func truncate(p string) string {
 // calls in a listener or the thread's chain has a listener already.
 //
 // Preconditions: must be called with the OS thread locked, by confine.
-func listen(s *setup, planted *guard.Session, policy []byte) *listener {
+func listen(s *setup, planted *guard.Session, policy []byte, report bool) *listener {
 	w, err := seccomp.NewWatch(policy)
 	if err != nil {
 		return nil
 	}
-	w.Also = alsoOf(s, true)
-	prog, err := w.Program()
+	w.Also = alsoOf(s, report)
+	prog, err := watchProgram(w, report)
 	if err == nil {
 		prog, err = withConnects(s, prog)
 	}
@@ -344,8 +361,16 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		s.connectErr = err
 		return nil
 	}
+	// Before the filter: the thread's own calls stop there.
+	var create *creator
+	if createsNames(s, planted) {
+		create = newCreator(s, planted)
+	}
 	fd, err := seccomp.LoadListener(prog)
 	if err != nil {
+		if create != nil {
+			unix.Close(create.root)
+		}
 		s.connectErr = err
 		return nil
 	}
@@ -360,6 +385,11 @@ func listen(s *setup, planted *guard.Session, policy []byte) *listener {
 		j.protected = planted.ReadOnly()
 	}
 	l := newListener(fd, w, j)
+	l.reporting = report
+	if create != nil {
+		create.listener = fd
+		l.create = create
+	}
 	l.connectOnly = s.ConnectOnly
 	l.answer(s, w.Also)
 	go l.run()

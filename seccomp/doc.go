@@ -56,6 +56,12 @@
 // the init sets on the command at its first exec; [ExecProgram] stops the
 // execs alone where no watch is loaded.
 //
+// [CreateProgram] stops only the calls that can create a name ([CreateCalls]:
+// opens with O_CREAT, mkdir, mknod, symlink, link, rename), for a listener
+// that performs them itself and answers with [ReturnValue] or [ReturnFile]: a
+// listener that read a name and let the call go on would decide on memory
+// another thread of the caller can change before the kernel reads it again.
+//
 // # Connections made by the listener
 //
 // [ConnectProgram] stops every connect and listen in a listener and refuses

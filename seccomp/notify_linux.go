@@ -65,7 +65,13 @@ func NotifyProgram() ([]unix.SockFilter, error) { return notifyProgram(Also{}) }
 
 // notifyProgram is NotifyProgram stopping also what also names.
 func notifyProgram(also Also) ([]unix.SockFilter, error) {
-	calls := WriteCalls()
+	return notifyCalls(WriteCalls(), WriteFlags, also)
+}
+
+// notifyCalls stops calls in the listener, those with a flags argument
+// only when it carries one of flags (all of them with also.Reads), and
+// what also names.
+func notifyCalls(calls map[uint32]WriteCall, flags uint32, also Also) ([]unix.SockFilter, error) {
 	if calls == nil {
 		return nil, errors.New("seccomp: no table of write calls for this architecture")
 	}
@@ -95,7 +101,7 @@ func notifyProgram(also Also) ([]unix.SockFilter, error) {
 		prog = append(prog,
 			jumpTo(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, i, i+1, i+3),
 			bpfStmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, arg),
-			jumpTo(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, WriteFlags, i+2, notify, allow),
+			jumpTo(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, flags, i+2, notify, allow),
 		)
 	}
 	for _, nr := range plain {
@@ -138,7 +144,13 @@ func sortNrs(s []uint32) {
 // Preconditions: must be called with the OS thread locked, with
 // no_new_privs set.
 func LoadListener(prog []unix.SockFilter) (int, error) {
-	fd, err := setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	// Once the listener has taken a call, only a fatal signal ends the
+	// wait (Linux 5.19): a call the listener performs itself is then never
+	// made twice, by a restart after a signal, nor left half answered.
+	fd, err := setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	if err == unix.EINVAL {
+		fd, err = setFilterFlags(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	}
 	if err != nil {
 		return -1, os.NewSyscallError("seccomp(SET_MODE_FILTER, NEW_LISTENER)", err)
 	}

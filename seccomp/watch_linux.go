@@ -72,6 +72,11 @@ func (w *Watch) Program() ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.ProgramWith(notify)
+}
+
+// ProgramWith is Program with another notify part (CreateProgram).
+func (w *Watch) ProgramWith(notify []unix.SockFilter) ([]unix.SockFilter, error) {
 	n := len(w.policy)
 	if n+len(notify) > unix.BPF_MAXINSNS {
 		return nil, errors.New("seccomp: policy and notify program together are too long for one filter")

@@ -47,6 +47,11 @@ type Session struct {
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
+	// created are the protected entries the command created (see Staged).
+	created created
+	// bare, when set, is called by walk for each bare repository found
+	// (see bareRepo), which it does not descend into.
+	bare func(p string, st *unix.Stat_t)
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -78,6 +83,7 @@ type dirState struct {
 	ctime    unix.Timespec
 	subdirs  []string
 	names    []string
+	head     bool // it holds a file named HEAD: perhaps a bare repository
 }
 
 // unchanged reports whether st is the directory d describes, with the same
@@ -152,6 +158,12 @@ func (s *Session) Start(names, skip []string) error {
 	}
 	var gitdirs []string
 	var readOnly []string
+	// An embedded bare repository is staged like a .git directory.
+	s.bare = func(p string, st *unix.Stat_t) {
+		s.seen[identityOf(st)] = true
+		gitdirs = append(gitdirs, p)
+	}
+	defer func() { s.bare = nil }()
 	for i, r := range roots {
 		s.dirs = map[string]dirState{}
 		s.known = s.roots[i].known
@@ -248,15 +260,26 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 		return
 	}
 	if d, ok := s.dirs[rel]; ok && s.reuse && d.unchanged(&st) {
+		if d.head && !top && s.bareAt(dir, &st) {
+			return
+		}
 		for _, sub := range d.subdirs {
 			s.walk(root, join(dir, sub), roots, fn)
 		}
 		return
 	}
 	var names, subdirs []string
+	var head bool
 	if d, ok := s.known[rel]; ok && d.unchanged(&st) {
 		names, subdirs = s.inForce(dir, top, d)
-	} else if names, subdirs, ok = s.list(dir, top); !ok {
+		head = d.head
+	} else if names, subdirs, head, ok = s.list(dir, top); !ok {
+		return
+	}
+	if head && !top && s.bareAt(dir, &st) {
+		if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
+			s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, head: true}
+		}
 		return
 	}
 	found := slices.Clone(names)
@@ -283,7 +306,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	// A change within the timestamp granularity of the walk could keep
 	// the ctime: only directories changed well before are reused.
 	if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
-		s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, names: found}
+		s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, subdirs: subdirs, names: found, head: head}
 	}
 }
 
@@ -301,7 +324,7 @@ func (s *Session) skipped(root, p string) bool {
 // in force, and the subdirectories to descend into (not git directories,
 // and not HeldDir at the top of a root). A workspace holds far more plain
 // files than anything else, and those cost no allocation.
-func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) {
+func (s *Session) list(dir string, top bool) (names, subdirs []string, head, ok bool) {
 	// The top may be reached through a link (the view at exit is
 	// /proc/self/fd/N); below it, a directory replaced by a link since
 	// its parent was read is not followed.
@@ -311,7 +334,7 @@ func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) 
 	}
 	fd, err := unix.Open(dir, flags, 0)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	defer unix.Close(fd)
 	s.anywhereInForce()
@@ -324,15 +347,15 @@ func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) 
 			continue
 		}
 		if err != nil {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		if n <= 0 {
-			return names, subdirs, true
+			return names, subdirs, head, true
 		}
 		for b := s.buf[:n]; len(b) >= direntName; {
 			reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
 			if reclen < direntName || reclen > len(b) {
-				return nil, nil, false
+				return nil, nil, false, false
 			}
 			name := b[direntName:reclen]
 			if i := bytes.IndexByte(name, 0); i >= 0 {
@@ -346,6 +369,9 @@ func (s *Session) list(dir string, top bool) (names, subdirs []string, ok bool) 
 			if s.anywhere[string(name)] {
 				names = append(names, string(name))
 				continue
+			}
+			if string(name) == "HEAD" {
+				head = true
 			}
 			if typ == unix.DT_UNKNOWN {
 				var st unix.Stat_t
@@ -571,7 +597,9 @@ func (s *Session) Finish() []string {
 	if s == nil {
 		return nil
 	}
+	s.created.mu.Lock()
 	out := s.notes
+	s.created.mu.Unlock()
 	if s.degraded != nil {
 		return out
 	}
@@ -579,6 +607,10 @@ func (s *Session) Finish() []string {
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
 	}
+	s.created.mu.Lock()
+	landed := s.created.landed
+	out = append(out, s.created.notes...)
+	s.created.mu.Unlock()
 	for _, st := range s.stages {
 		out = append(out, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
 	}
@@ -600,11 +632,22 @@ func (s *Session) Finish() []string {
 			}
 		}
 		w := &Session{names: s.names, skip: viewSkip, dirs: r.dirs, reuse: true}
-		w.walk(view, view, viewRoots, func(p string, st *unix.Stat_t) {
+		isNew := func(p string, st *unix.Stat_t) {
 			if !s.seen[identityOf(st)] {
 				found = append(found, strings.TrimPrefix(p, view+"/"))
 			}
-		})
+		}
+		// A bare repository made by the command is held and rebuilt
+		// like a new .git directory.
+		w.bare = isNew
+		w.walk(view, view, viewRoots, isNew)
+		for _, p := range landed {
+			if s.rootOf(p) == r.path {
+				if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
+					found = append(found, rel)
+				}
+			}
+		}
 		for _, rel := range found {
 			out = append(out, h.hold(rel)...)
 		}
@@ -621,6 +664,7 @@ func (s *Session) Close() {
 	if s == nil {
 		return
 	}
+	s.closeCreated()
 	for _, r := range s.roots {
 		if r.clone >= 0 {
 			unix.Close(r.clone)
@@ -653,7 +697,7 @@ func (h *holder) hold(rel string) []string {
 	if unix.Lstat(src, &st) != nil {
 		return nil
 	}
-	isGit := path.Base(rel) == GitDir
+	isGit := path.Base(rel) == GitDir || st.Mode&unix.S_IFMT == unix.S_IFDIR && bareRepo(src)
 	if isGit && st.Mode&unix.S_IFMT == unix.S_IFREG && h.linkedWorktree(src, shown) {
 		return nil
 	}

@@ -5,7 +5,11 @@
 // writable root is walked (reading again only the directories changed since
 // Prepare read the root while the sandbox was built): every repository's
 // git directory is staged on an overlay whose upper layer the host cannot
-// see, and every other protected entry that exists is bound read-only. When the command has exited and
+// see, and every other protected entry that exists is bound read-only; so is
+// every bare repository staged. A protected entry the command creates while
+// it runs is staged too ([Session.Protects], [Session.Staged]): the host
+// sees an empty placeholder until the command is gone and [Session.Land]
+// puts its content there. When the command has exited and
 // everything it started is gone, the staged changes are merged back into
 // the host's git directory through an allowlist ([Merge]), and protected
 // entries that are new or were replaced meanwhile are moved into a held

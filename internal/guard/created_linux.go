@@ -1,0 +1,229 @@
+package guard
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/pathtree"
+)
+
+// maxStaged bounds the protected entries one command may create: each is a
+// mount in the sandbox's namespace. Past it, creating one is refused.
+const maxStaged = 256
+
+// created are the protected entries a command created while it ran, each
+// an empty placeholder on the host with its content staged in a tmpfs of
+// the init's mounted over it in the sandbox; Finish puts the content on
+// the host once the command is gone and deals with each entry as with any
+// new one.
+type created struct {
+	mu      sync.Mutex
+	entries []createdEntry
+	refused map[string]bool
+	// landed and notes are what Land did, for Finish.
+	landed []string
+	notes  []string
+}
+
+type createdEntry struct {
+	placeholder int // the host's placeholder, opened before anything covered it
+	content     int // the staged directory (a tmpfs's root) or file
+	dir         bool
+}
+
+// Stages reports whether s can stage protected entries a command creates:
+// it has the roots' clones and a tmpfs, and some name is in force.
+func (s *Session) Stages() bool {
+	return s != nil && s.degraded == nil && len(s.names) > 0 && len(s.roots) > 0
+}
+
+// Protects tells whether a new entry name in directory dir (an absolute,
+// clean path as the sandbox shows it) is protected, and by which listed
+// name: names marked Anywhere in any directory of a writable root, the
+// others at the top of the innermost root holding dir.
+//
+// A dir of "" stands for a directory whose path could not be told (nested
+// deeper than a path can name): a name listed for any depth is protected
+// there, failing closed.
+func (s *Session) Protects(dir, name string) (string, bool) {
+	if name == "" || name == "." || name == ".." {
+		return "", false
+	}
+	root := s.rootOf(dir)
+	if root == "" && dir != "" {
+		return "", false
+	}
+	s.anywhereInForce()
+	if s.anywhere[name] {
+		return name, true
+	}
+	if root == "" {
+		return "", false
+	}
+	rel := path.Join(relOf(root, dir), name)
+	for _, n := range s.names {
+		if e, ok := Lookup(n); ok && !e.Anywhere && e.Name == rel {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// HoldsProtected tells whether a directory renamed to name in dir could
+// bring a protected entry with it: the name is protected, or it is a
+// directory above one listed for the top of a root (.config for
+// .config/fish).
+func (s *Session) HoldsProtected(dir, name string) (string, bool) {
+	if n, ok := s.Protects(dir, name); ok {
+		return n, true
+	}
+	root := s.rootOf(dir)
+	if root == "" {
+		return "", false
+	}
+	rel := path.Join(relOf(root, dir), name)
+	for _, n := range s.names {
+		if e, ok := Lookup(n); ok && !e.Anywhere && strings.HasPrefix(e.Name, rel+"/") {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// relOf is p relative to root, which holds it ("." for root itself).
+func relOf(root, p string) string {
+	rel, _ := pathtree.Rel(root, p)
+	return rel
+}
+
+// rootOf is the innermost writable root holding dir, or "".
+func (s *Session) rootOf(dir string) string {
+	best := ""
+	if dir == "" {
+		return ""
+	}
+	for _, r := range s.roots {
+		if len(r.path) > len(best) && pathtree.Within(dir, r.path) {
+			best = r.path
+		}
+	}
+	return best
+}
+
+// Staged records a protected entry created while the command runs:
+// placeholder is the host's empty directory or file, opened before content
+// (a directory or file of the init's, mounted over it) covered it. The
+// session takes both descriptors. It returns false, and takes nothing,
+// once maxStaged entries are recorded.
+func (s *Session) Staged(placeholder, content int, dir bool) bool {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	if len(s.created.entries) >= maxStaged {
+		return false
+	}
+	s.created.entries = append(s.created.entries, createdEntry{placeholder, content, dir})
+	return true
+}
+
+// Full reports whether no further entry can be staged.
+func (s *Session) Full() bool {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return len(s.created.entries) >= maxStaged
+}
+
+// Refused records that the command was refused creating a protected entry
+// at p, and why, once per path, for Finish's report.
+func (s *Session) Refused(p, why string) {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	if s.created.refused == nil {
+		s.created.refused = map[string]bool{}
+	}
+	if len(s.created.refused) >= maxStaged || s.created.refused[p] {
+		return
+	}
+	s.created.refused[p] = true
+	s.notes = append(s.notes, fmt.Sprintf("%s: refused, %s", p, why))
+}
+
+// StagingTmpfs is the detached tmpfs staged content lives in, or -1.
+func (s *Session) StagingTmpfs() int { return s.tmpfs }
+
+// Land puts each staged entry's content into its placeholder on the host,
+// the mount over it removed, for Finish to hold as any new entry. It needs
+// CAP_SYS_ADMIN and a thread outside the command's Landlock domain: the
+// staged content is in detached mounts.
+//
+// Preconditions: the command and everything it started are gone.
+func (s *Session) Land() {
+	if s == nil {
+		return
+	}
+	s.created.mu.Lock()
+	entries := s.created.entries
+	s.created.entries = nil
+	s.created.mu.Unlock()
+	var paths, notes []string
+	for _, e := range entries {
+		ph := "/proc/self/fd/" + strconv.Itoa(e.placeholder)
+		where, err := os.Readlink(ph)
+		if err == nil && path.IsAbs(where) {
+			// The placeholder's path is where its mount is, in this
+			// namespace: the host's file can be renamed only once it is
+			// no mount point here.
+			unix.Unmount(where, unix.MNT_DETACH)
+		}
+		if err != nil || strings.HasSuffix(where, " (deleted)") || !path.IsAbs(where) {
+			notes = append(notes, fmt.Sprintf("%s: dropped, its placeholder was removed on the host or lies too deep to name", strings.TrimSuffix(where, " (deleted)")))
+		} else if err := land(ph, "/proc/self/fd/"+strconv.Itoa(e.content), e.dir); err != nil {
+			notes = append(notes, fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", where, err))
+		} else {
+			paths = append(paths, where)
+		}
+		unix.Close(e.placeholder)
+		unix.Close(e.content)
+	}
+	s.created.mu.Lock()
+	s.created.landed, s.created.notes = paths, notes
+	s.created.mu.Unlock()
+}
+
+// land copies the staged content src into the placeholder dst.
+func land(dst, src string, dir bool) error {
+	if dir {
+		return os.CopyFS(dst, os.DirFS(src))
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeCreated releases what landCreated did not.
+func (s *Session) closeCreated() {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	for _, e := range s.created.entries {
+		unix.Close(e.placeholder)
+		unix.Close(e.content)
+	}
+	s.created.entries = nil
+}

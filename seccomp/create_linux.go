@@ -1,0 +1,87 @@
+package seccomp
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// createNames are the calls that can give a new name to something: the
+// calls a listener must perform itself, rather than let go on, to decide
+// soundly on the name (see CreateProgram).
+var createNames = map[string]bool{
+	"open": true, "openat": true, "creat": true, "openat2": true,
+	"mkdir": true, "mkdirat": true, "mknod": true, "mknodat": true,
+	"symlink": true, "symlinkat": true, "link": true, "linkat": true,
+	"rename": true, "renameat": true, "renameat2": true,
+}
+
+// CreateCalls are the calls of WriteCalls that can create a name: open
+// with O_CREAT, mkdir, mknod, symlink, link and rename in all their forms.
+// nil where there is no table.
+func CreateCalls() map[uint32]WriteCall {
+	all := WriteCalls()
+	if all == nil {
+		return nil
+	}
+	out := make(map[uint32]WriteCall, len(createNames))
+	for nr, c := range all {
+		if createNames[c.Name] {
+			out[nr] = c
+		}
+	}
+	return out
+}
+
+// CreateProgram is a notify program that stops only the calls of
+// CreateCalls, opens only when their flags carry O_CREAT (openat2, whose
+// flags are in memory, always). It is for a listener that performs those
+// calls itself: a listener that read a name in the caller's memory and let
+// the call go on would decide on a string another thread can change before
+// the kernel reads it again.
+//
+// also names what it stops besides (see Also).
+func CreateProgram(also Also) ([]unix.SockFilter, error) {
+	return notifyCalls(CreateCalls(), unix.O_CREAT, also)
+}
+
+// ReturnValue answers the stopped call with val as its result, as if it
+// had run: the listener has performed it.
+func ReturnValue(fd int, id uint64, val int64) error {
+	r := notifResp{id: id, val: val}
+	err := sendResp(fd, &r)
+	if err != nil && err != unix.ENOENT {
+		return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_SEND)", err)
+	}
+	return nil
+}
+
+// ReturnFile answers the stopped call with a copy of file, installed in its
+// process at the lowest free number, which is the call's result; close-on-
+// exec when cloexec. Install and answer are one step (Linux 5.14), so the
+// process never holds a descriptor its call did not return.
+func ReturnFile(fd int, id uint64, file int, cloexec bool) error {
+	a := notifAddfd{id: id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(file)}
+	if cloexec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	_, err := addFD(fd, &a)
+	switch err {
+	case nil, unix.ENOENT:
+		return nil
+	case unix.EINVAL:
+		// Before Linux 5.14: install, then answer with the number.
+		a.flags = 0
+		n, err := addFD(fd, &a)
+		if err != nil {
+			return Fail(fd, id, unix.EMFILE)
+		}
+		return ReturnValue(fd, id, int64(n))
+	case unix.EMFILE, unix.ENFILE:
+		return Fail(fd, id, err.(unix.Errno))
+	}
+	return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_ADDFD)", err)
+}
+
+// CreatesNames reports whether the call named name is one of CreateCalls.
+func CreatesNames(name string) bool { return createNames[name] }
