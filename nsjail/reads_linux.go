@@ -32,11 +32,22 @@ func (l *listener) serveRead(n seccomp.Notification) bool {
 	// paths resolves each name as the write side does; a WriteCall with no
 	// Name, as its openat2 test is about writes.
 	paths := l.paths(n, seccomp.WriteCall{Paths: []seccomp.PathArg{call.Path}})
-	seccomp.Continue(l.fd, n.ID)
+	var vs []Violation
 	for _, p := range paths {
 		if h := within(p, l.judge.in.hidden...); h != "" {
-			l.record(Violation{Kind: KindRead, Path: truncate(p), Reason: ReasonHidden, Match: h, Process: comm(n.Pid)})
+			vs = append(vs, Violation{Kind: KindRead, Path: truncate(p), Reason: ReasonHidden, Match: h})
 		}
+	}
+	if len(vs) > 0 {
+		// Named while the thread waits: once answered, it may exit.
+		process := comm(n.Pid)
+		for i := range vs {
+			vs[i].Process = process
+		}
+	}
+	seccomp.Continue(l.fd, n.ID)
+	for _, v := range vs {
+		l.record(v)
 	}
 	return true
 }
