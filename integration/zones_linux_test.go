@@ -311,9 +311,7 @@ func TestZonePureWorkerHasNoWorkspace(t *testing.T) {
 		echo x > here && echo cwd-written
 		cat "$HOMEMARK" 2>/dev/null && echo home-read; true`
 	// A file in the user's home: a worker without zones sees no home.
-	home, err := os.UserHomeDir()
-	require.NoError(t, err)
-	mark := filepath.Join(home, fmt.Sprintf(".corral-pure-%d", os.Getpid()))
+	mark := filepath.Join(homeDir(t), fmt.Sprintf(".corral-pure-%d", os.Getpid()))
 	require.NoError(t, os.WriteFile(mark, []byte("home\n"), 0o644))
 	t.Cleanup(func() { os.Remove(mark) })
 	vars := []string{"SCRATCH=" + sc.ws, "HOMEMARK=" + mark}
