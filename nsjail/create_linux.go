@@ -144,9 +144,9 @@ type answer struct {
 
 func failed(err error) answer {
 	if e, ok := err.(syscall.Errno); ok {
-		return answer{file: -1, errno: e}
+		return errnoAnswer(e)
 	}
-	return answer{file: -1, errno: unix.EIO}
+	return errnoAnswer(unix.EIO)
 }
 
 var done = answer{file: -1}
@@ -177,7 +177,7 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 		// Its flags are in memory the command may change after a read:
 		// libc and Go open with openat, and callers of openat2 fall back
 		// to it when the kernel lacks it.
-		return answer{file: -1, errno: unix.ENOSYS}
+		return errnoAnswer(unix.ENOSYS)
 	case "open":
 		return c.open(t, unix.AT_FDCWD, a[0], a[1], a[2])
 	case "creat":
@@ -207,7 +207,7 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 	case "renameat2":
 		return c.rename(t, int32(a[0]), a[1], int32(a[2]), a[3], uint(a[4]))
 	}
-	return answer{file: -1, errno: unix.ENOSYS}
+	return errnoAnswer(unix.ENOSYS)
 }
 
 // task is the thread a call came from, with what was opened for it.
@@ -299,6 +299,15 @@ func dirPath(fd int) string {
 // locate resolves the directory a path names its last entry in, from the
 // thread's working directory or descriptor dirfd as the kernel would, and
 // returns it with that entry's name.
+// placeAt reads the name at addr once and locates it, relative to dirfd.
+func (t *task) placeAt(dirfd int32, addr uint64) (place, syscall.Errno) {
+	p, errno := t.str(addr)
+	if errno != 0 {
+		return place{}, errno
+	}
+	return t.locate(dirfd, p)
+}
+
 func (t *task) locate(dirfd int32, p string) (place, syscall.Errno) {
 	return t.locateIn(func(dir string) (int, string, syscall.Errno) { return t.base(dirfd, dir) }, p)
 }
@@ -521,7 +530,7 @@ func (t *task) asCommand() syscall.Errno {
 // in a way that cannot be staged, and records it.
 func (c *creator) refuse(dir, name, how string, errno syscall.Errno) answer {
 	c.sess.Refused(strings.TrimSuffix(dir, "/")+"/"+name, how)
-	return answer{file: -1, errno: errno}
+	return errnoAnswer(errno)
 }
 
 // retry runs a mount step again while the kernel is short of mount

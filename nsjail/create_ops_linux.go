@@ -23,24 +23,23 @@ func answerOf(err error) answer {
 	return failed(err)
 }
 
+// errnoAnswer fails the call with errno.
+func errnoAnswer(errno syscall.Errno) answer { return answer{file: -1, errno: errno} }
+
 // gone is the answer to a call that stopped waiting while it was read.
 var gone = answer{file: -1, gone: true}
 
 func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answer {
 	flags, mode := int(int32(flags64)), uint32(mode64)&0o7777
-	p, errno := t.str(addr)
+	pl, errno := t.placeAt(dirfd, addr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
-	}
-	pl, errno := t.locate(dirfd, p)
-	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if pl.trailing || pl.name == "." || pl.name == ".." {
-		return answer{file: -1, errno: unix.EISDIR}
+		return errnoAnswer(unix.EISDIR)
 	}
 	if errno := t.asCommand(); errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -57,7 +56,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			// staged, and none is made through a link that has one.
 			fl &^= unix.O_CREAT | unix.O_EXCL
 			if flags&unix.O_EXCL != 0 && exists(pl) {
-				return answer{file: -1, errno: unix.EEXIST}
+				return errnoAnswer(unix.EEXIST)
 			}
 		}
 		fd, err := unix.Openat(pl.dir, pl.name, fl, mode)
@@ -70,7 +69,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			}
 			next, errno := t.follow(pl)
 			if errno != 0 {
-				return answer{file: -1, errno: errno}
+				return errnoAnswer(errno)
 			}
 			pl = next
 		case err == unix.ENOENT && through:
@@ -85,7 +84,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			return failed(err)
 		}
 	}
-	return answer{file: -1, errno: unix.ELOOP}
+	return errnoAnswer(unix.ELOOP)
 }
 
 func exists(pl place) bool {
@@ -130,7 +129,7 @@ func (c *creator) opened(t *task, fd, flags int, cloexec bool, pl place) answer 
 	}
 	if errno := mayOpen(fd, &st, flags); errno != 0 {
 		unix.Close(fd)
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFIFO && flags&unix.O_NONBLOCK == 0 {
 		// Opened without waiting for the other end: open again, waiting,
@@ -190,11 +189,11 @@ func grantedDevice(rdev uint64) bool {
 func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) answer {
 	pd, errno := t.processDir(strings.TrimSuffix(dir, "/fd"))
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	held, ok := fdFlags(pd, name)
 	if !ok {
-		return answer{file: -1, errno: unix.ENOENT}
+		return errnoAnswer(unix.ENOENT)
 	}
 	fd, err := unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_PATH, 0)
 	if err != nil {
@@ -203,7 +202,7 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	ok = modeWithin(flags, held) || sandboxWritable(fd)
 	unix.Close(fd)
 	if !ok {
-		return answer{file: -1, errno: unix.EACCES}
+		return errnoAnswer(unix.EACCES)
 	}
 	fd, err = unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -330,16 +329,12 @@ func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool
 }
 
 func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
-	p, errno := t.str(addr)
+	pl, errno := t.placeAt(dirfd, addr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
-	}
-	pl, errno := t.locate(dirfd, p)
-	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if errno := t.asCommand(); errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -353,16 +348,12 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 }
 
 func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
-	p, errno := t.str(addr)
+	pl, errno := t.placeAt(dirfd, addr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
-	}
-	pl, errno := t.locate(dirfd, p)
-	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if errno := t.asCommand(); errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -370,9 +361,9 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	mode := uint32(mode64)
 	if typ := mode & unix.S_IFMT; typ == unix.S_IFCHR || typ == unix.S_IFBLK {
 		if c.landlock {
-			return answer{file: -1, errno: unix.EACCES} // Landlock grants no device node
+			return errnoAnswer(unix.EACCES) // Landlock grants no device node
 		}
-		return answer{file: -1, errno: unix.EPERM}
+		return errnoAnswer(unix.EPERM)
 	}
 	dir := dirPath(pl.dir)
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
@@ -384,15 +375,11 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) answer {
 	target, errno := t.str(targetAddr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
-	p, errno := t.str(addr)
+	pl, errno := t.placeAt(dirfd, addr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
-	}
-	pl, errno := t.locate(dirfd, p)
-	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -407,19 +394,19 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, newAddr uint64, flags int) answer {
 	oldp, errno := t.str(oldAddr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	newp, errno := t.str(newAddr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	src, errno := t.linkSource(olddirfd, oldp, flags)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	pl, errno := t.locate(newdirfd, newp)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -480,19 +467,19 @@ func (t *task) linkSource(dirfd int32, p string, flags int) (int, syscall.Errno)
 func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, newAddr uint64, flags uint) answer {
 	oldp, errno := t.str(oldAddr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	newp, errno := t.str(newAddr)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	from, errno := t.locate(olddirfd, oldp)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	to, errno := t.locate(newdirfd, newp)
 	if errno != 0 {
-		return answer{file: -1, errno: errno}
+		return errnoAnswer(errno)
 	}
 	if !t.valid() {
 		return gone
@@ -548,7 +535,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	case err != nil:
 		return failed(err), true
 	case flags&unix.RENAME_NOREPLACE != 0:
-		return answer{file: -1, errno: unix.EEXIST}, true
+		return errnoAnswer(unix.EEXIST), true
 	default:
 		var parent unix.Stat_t
 		if unix.Fstat(to.dir, &parent) != nil || parent.Dev == dst.Dev || dst.Mode&unix.S_IFMT != unix.S_IFREG {
