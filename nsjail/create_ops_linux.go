@@ -48,7 +48,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 	through := false // a link on the way has a protected name
 	for hops := 0; hops <= 40; hops++ {
 		dir := dirPath(pl.dir)
-		name, protected := c.sess.Protects(dir, pl.name)
+		name, protected := c.protects(pl, dir)
 		through = through || protected
 		fl := flags | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC | unix.O_NONBLOCK
 		if through {
@@ -366,7 +366,7 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 		return errnoAnswer(unix.EPERM)
 	}
 	dir := dirPath(pl.dir)
-	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
+	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a FIFO or socket", unix.EPERM)
 	}
 	return answerOf(unix.Mknodat(pl.dir, pl.opName(), mode, int(dev)))
@@ -385,7 +385,7 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 		return gone
 	}
 	dir := dirPath(pl.dir)
-	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
+	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a symlink", unix.EPERM)
 	}
 	return answerOf(unix.Symlinkat(target, pl.dir, pl.opName()))
@@ -412,7 +412,7 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 		return gone
 	}
 	dir := dirPath(pl.dir)
-	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
+	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a hard link", unix.EPERM)
 	}
 	return answerOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src), pl.dir, pl.opName(), unix.AT_SYMLINK_FOLLOW))
@@ -485,7 +485,7 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 		return gone
 	}
 	toDir := dirPath(to.dir)
-	if name, protected := c.sess.HoldsProtected(toDir, to.name); protected {
+	if name, protected := c.holdsProtected(to, toDir); protected {
 		if a, ok := c.renameFile(from, to, toDir, flags); ok {
 			return a
 		}
@@ -493,7 +493,7 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		fromDir := dirPath(from.dir)
-		if name, protected := c.sess.HoldsProtected(fromDir, from.name); protected {
+		if name, protected := c.holdsProtected(from, fromDir); protected {
 			return c.refuse(fromDir, from.name, "exchanged with another entry ("+name+")", unix.EXDEV)
 		}
 	}
@@ -510,7 +510,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	if flags&^unix.RENAME_NOREPLACE != 0 || to.trailing {
 		return answer{}, false
 	}
-	if _, exact := c.sess.Protects(toDir, to.name); !exact {
+	if _, exact := c.protects(to, toDir); !exact {
 		return answer{}, false
 	}
 	var src unix.Stat_t

@@ -1,34 +1,32 @@
 package guard
 
-import (
-	"path"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// bareRepo reports whether dir is a bare repository (git's own test: a
-// HEAD, an objects and a refs directory), which git run inside it on the
-// host would take its config and hooks from like a .git directory's.
-func bareRepo(dir string) bool {
-	kinds := map[string]uint32{"HEAD": unix.S_IFREG, "objects": unix.S_IFDIR, "refs": unix.S_IFDIR}
-	for name, kind := range kinds {
-		var st unix.Stat_t
-		if unix.Lstat(path.Join(dir, name), &st) != nil || st.Mode&unix.S_IFMT != kind {
-			return false
-		}
-	}
-	return true
-}
+// bareRepo reports whether dir is, or may become, a git directory other
+// than a .git: its HEAD is one git takes (headOf). git run inside it on the
+// host would take its config and hooks from it (or from where its
+// commondir says) like a .git directory's. This errs on the side of yes:
+// objects and refs may be missing, or lie where commondir names.
+func bareRepo(dir string) bool { return headOf(dir) == repoHead }
 
 // bareAt reports whether dir, whose listing has a HEAD, is a bare
-// repository, and hands it to s.bare when set. The walk does not descend
-// into one.
-func (s *Session) bareAt(dir string, st *unix.Stat_t) bool {
-	if !bareRepo(dir) {
-		return false
+// repository, and hands it to s.bare when set; a HEAD git does not take
+// but a write could change goes to s.inert when set. The walk does not
+// descend into a bare repository.
+func (s *Session) bareAt(dir string, st *unix.Stat_t, top bool) bool {
+	switch headOf(dir) {
+	case repoHead:
+		if top {
+			return false // a writable root itself is not staged
+		}
+		if s.bare != nil {
+			s.bare(dir, st)
+		}
+		return true
+	case inertHead:
+		if s.inert != nil {
+			s.inert(join(dir, HeadName))
+		}
 	}
-	if s.bare != nil {
-		s.bare(dir, st)
-	}
-	return true
+	return false
 }

@@ -129,6 +129,9 @@ func (s *Session) Staged(placeholder, content int, dir bool) bool {
 		return false
 	}
 	s.created.entries = append(s.created.entries, createdEntry{placeholder, content, dir})
+	if dir {
+		s.stagedDev(content)
+	}
 	return true
 }
 

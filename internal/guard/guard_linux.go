@@ -50,8 +50,14 @@ type Session struct {
 	// created are the protected entries the command created (see Staged).
 	created created
 	// bare, when set, is called by walk for each bare repository found
-	// (see bareRepo), which it does not descend into.
-	bare func(p string, st *unix.Stat_t)
+	// (see bareRepo), which it does not descend into; inert for each HEAD
+	// file git does not take, which a write could change (see headOf).
+	bare  func(p string, st *unix.Stat_t)
+	inert func(p string)
+	// stagedDevs are the filesystems of staged content: each git
+	// directory's overlay and each new protected directory's tmpfs (see
+	// StagesHead). Under created.mu.
+	stagedDevs map[uint64]bool
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -162,8 +168,16 @@ func (s *Session) Start(names, skip []string) error {
 	s.bare = func(p string, st *unix.Stat_t) {
 		s.seen[identityOf(st)] = true
 		gitdirs = append(gitdirs, p)
+		if c := commondirOf(p); c != "" && inRoots(c, roots) {
+			gitdirs = append(gitdirs, c)
+		}
 	}
-	defer func() { s.bare = nil }()
+	// A HEAD git does not take is read-only: rewritten, it would make its
+	// directory a repository.
+	if s.gitInForce() {
+		s.inert = func(p string) { readOnly = append(readOnly, p) }
+	}
+	defer func() { s.bare, s.inert = nil, nil }()
 	for i, r := range roots {
 		s.dirs = map[string]dirState{}
 		s.known = s.roots[i].known
@@ -260,7 +274,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 		return
 	}
 	if d, ok := s.dirs[rel]; ok && s.reuse && d.unchanged(&st) {
-		if d.head && !top && s.bareAt(dir, &st) {
+		if d.head && s.bareAt(dir, &st, top) {
 			return
 		}
 		for _, sub := range d.subdirs {
@@ -276,7 +290,7 @@ func (s *Session) walk(root, dir string, roots []string, fn func(string, *unix.S
 	} else if names, subdirs, head, ok = s.list(dir, top); !ok {
 		return
 	}
-	if head && !top && s.bareAt(dir, &st) {
+	if head && s.bareAt(dir, &st, top) {
 		if !s.reuse && s.dirs != nil && time.Since(time.Unix(st.Ctim.Unix())) > settled {
 			s.dirs[rel] = dirState{dev: st.Dev, ino: st.Ino, ctime: st.Ctim, head: true}
 		}
@@ -533,6 +547,10 @@ func (s *Session) stageAll(dirs []string) error {
 			continue
 		}
 		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u"})
+		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			s.stagedDev(fd)
+			unix.Close(fd)
+		}
 	}
 	return nil
 }
@@ -643,7 +661,11 @@ func (s *Session) Finish() []string {
 		w.walk(view, view, viewRoots, isNew)
 		for _, p := range landed {
 			if s.rootOf(p) == r.path {
-				if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
+				rel := relOf(r.path, p)
+				if path.Base(rel) == HeadName {
+					rel = headLanded(view, rel)
+				}
+				if rel != "." && rel != "" && !slices.Contains(found, rel) {
 					found = append(found, rel)
 				}
 			}
