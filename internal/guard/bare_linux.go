@@ -12,8 +12,12 @@ func bareRepo(dir string) bool { return headOf(dir) == repoHead }
 // bareAt reports whether dir, whose listing has a HEAD, is a bare
 // repository, and hands it to s.bare when set; a HEAD git does not take
 // but a write could change goes to s.inert when set. The walk does not
-// descend into a bare repository.
+// descend into a bare repository. Neither is done when .git is not among
+// the names in force.
 func (s *Session) bareAt(dir string, st *unix.Stat_t, top bool) bool {
+	if !s.gitInForce() {
+		return false // AllowPlanting lists .git: git is not guarded
+	}
 	switch headOf(dir) {
 	case repoHead:
 		if top {

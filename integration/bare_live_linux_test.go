@@ -1,0 +1,158 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/sandboxtest"
+)
+
+// bareProbe is what the host's git (or an editor's background one) does in
+// the directory r while the command still runs: a status (core.fsmonitor),
+// an alias, a worktree added (the post-checkout hook). Each may fail; only
+// whether $MARK appears counts.
+const bareProbe = `cd r 2>/dev/null || exit 0; { git status; git x; ` +
+	`git worktree add -q "$OUTSIDE/wt"; } >/dev/null 2>&1; true`
+
+// Plants for the probe, in the config or hooks of the repository at r
+// ($1 names the file).
+const (
+	plantAlias   = `printf '[alias]\n\tx = !touch "%s"\n' "$MARK" > "$1"`
+	plantHook    = `printf '#!/bin/sh\ntouch "$MARK"\n' > "$1" && chmod +x "$1"`
+	validHEAD    = `printf 'ref: refs/heads/master\n' > "$1"`
+	withCommit   = `git clone -q r c && git -C c commit -q --allow-empty -m x && git -C c push -q origin HEAD`
+	fsmonitorCfg = `mkdir wt && git -C r config core.bare false && git -C r config core.worktree "$WS/wt" && ` +
+		`git -C r config core.fsmonitor 'touch "$MARK"; false'`
+)
+
+// A bare repository the command makes, in any order and by any route, is
+// never one on the host while the command runs: the host's git there runs
+// nothing the command planted (fsmonitor, a hook, an alias, through a
+// commondir). Without the sandbox, or with .git allowed (AllowPlanting),
+// the same probe runs the planted program.
+func TestBareRepositoryNotLiveWhileRunning(t *testing.T) {
+	cases := []struct {
+		name, setup, script string
+	}{
+		{"fsmonitor", ``, `git init -q --bare r && ` + fsmonitorCfg},
+		{"post-checkout hook", ``, `git init -q --bare r && ` + withCommit + ` && set -- r/hooks/post-checkout && ` + plantHook},
+		{"commondir to a directory the command controls", ``,
+			`mkdir -p t/objects t/refs r && set -- t/config && ` + plantAlias + ` && echo "$WS/t" > r/commondir && set -- r/HEAD && ` + validHEAD},
+		{"config and hooks first, HEAD last", ``,
+			`mkdir -p r/hooks r/objects r/refs && set -- r/config && ` + plantAlias + ` && set -- r/HEAD && ` + validHEAD},
+		{"HEAD first", ``,
+			`mkdir r && set -- r/HEAD && ` + validHEAD + ` && mkdir r/objects r/refs && set -- r/config && ` + plantAlias},
+		{"HEAD saved by a rename", ``,
+			`mkdir -p r/objects r/refs && set -- r/config && ` + plantAlias + ` && set -- h && ` + validHEAD + ` && mv h r/HEAD`},
+		{"directory renamed into a repository", ``,
+			`mkdir -p d/objects d/refs && set -- d/config && ` + plantAlias + ` && set -- d/HEAD && ` + validHEAD + ` && mv d r`},
+		{"hooks renamed into place", ``,
+			`git init -q --bare r && ` + withCommit + ` && mkdir h && set -- h/post-checkout && ` + plantHook + ` && rm -rf r/hooks && mv h r/hooks`},
+		{"config renamed into place", ``,
+			`git init -q --bare r && set -- c && ` + plantAlias + ` && mv c r/config`},
+		{"existing directory with a config", `mkdir -p r/hooks && printf '[user]\n\tname = host\n' > r/config`,
+			`set -- r/config && ` + plantAlias + ` && mkdir r/objects r/refs && set -- r/HEAD && ` + validHEAD},
+		{"existing HEAD rewritten", `mkdir r && echo notes > r/HEAD`,
+			`mkdir r/objects r/refs && set -- r/config && ` + plantAlias + ` && { set -- r/HEAD && ` + validHEAD + `; } 2>/dev/null; true`},
+		{"existing HEAD, objects and refs added", `mkdir r && printf 'ref: refs/heads/master\n' > r/HEAD`,
+			`mkdir r/objects r/refs && set -- r/config && ` + plantAlias},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []string{"bare", "allowed", "boxed"} {
+				w := newWorld(t)
+				mark := filepath.Join(w.outside, "mark")
+				w.vars = append(w.vars, "MARK="+mark)
+				if c.setup != "" {
+					hostGit(t, w, c.setup)
+				}
+				var cfg *corral.Config
+				if mode != "bare" {
+					cc := w.config()
+					if mode == "allowed" {
+						cc.AllowPlanting = []string{".git"}
+					}
+					cfg = &cc
+				}
+				whileRunning(t, w, cfg, c.script, func() {
+					hostGit(t, w, bareProbe)
+					if mode == "boxed" {
+						assert.False(t, exists(mark), "the host's git ran what the command planted while it runs")
+					} else {
+						assert.True(t, exists(mark), "%s: the probe must run the planted program", mode)
+					}
+				})
+			}
+		})
+	}
+}
+
+// What lands when the command exits: a repository it made is rebuilt from
+// its allowed parts, config with a key that runs a program and hooks
+// dropped and reported; a HEAD in a directory that is no repository lands
+// as it is.
+func TestBareRepositoryLandsAtExit(t *testing.T) {
+	w := newWorld(t)
+	mark := filepath.Join(w.outside, "mark")
+	w.vars = append(w.vars, "MARK="+mark)
+	cfg := w.config()
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	script := gitEnv + `git init -q --bare r && ` + withCommit + ` && set -- r/hooks/post-checkout && ` + plantHook +
+		` && git -C r config alias.x '!touch "$MARK"' && mkdir n && echo notes > n/HEAD`
+	c := sb.Command(context.Background(), "sh", "-c", script)
+	c.Env = w.env()
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	dropped := strings.Join(c.Dropped(), "\n")
+	r := filepath.Join(w.ws, "r")
+	assert.Contains(t, dropped, r+": new repository, kept what is allowed")
+	assert.Contains(t, dropped, r+"/config: changes keys that are not allowed: alias.x")
+	assert.Contains(t, dropped, r+"/hooks")
+	assert.NotContains(t, dropped, filepath.Join(w.ws, "n"), "a HEAD outside a repository lands as it is")
+	assert.True(t, fileHas(filepath.Join(w.ws, "n/HEAD"), "notes"))
+
+	hostGit(t, w, bareProbe)
+	assert.False(t, exists(mark), "the host's git ran what the command planted")
+	log := hostGit(t, w, `git -C r log --oneline`)
+	assert.Contains(t, log, " x", "the repository landed: %s", log)
+}
+
+// git init --bare, clone --bare, clone, push and log work inside on a bare
+// repository made there, and the result is on the host when the command
+// exits, with nothing dropped.
+func TestBareRepositoryWorkflow(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config()
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	defer sb.Close()
+	script := gitEnv + `git init -q --bare bare.git && git clone -q bare.git cl && cd cl && echo one > f && ` +
+		`git add f && git commit -q -m one && git push -q origin HEAD && echo two >> f && git commit -q -am two && ` +
+		`git push -q origin HEAD && cd .. && git -C bare.git log --oneline && git clone -q --bare bare.git copy.git && ` +
+		`git -C copy.git log --oneline && git -C bare.git symbolic-ref HEAD refs/heads/master`
+	c := sb.Command(context.Background(), "sh", "-c", script)
+	c.Env = w.env()
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, 2, strings.Count(string(out), " two"), string(out))
+	assert.Empty(t, c.Dropped())
+
+	log := hostGit(t, w, `git -C bare.git log --oneline && git -C copy.git log --oneline && git clone -q bare.git c2 && cat c2/f`)
+	assert.Equal(t, 2, strings.Count(log, " two"), log)
+	assert.Contains(t, log, "one\ntwo\n")
+	_, err = os.Stat(filepath.Join(w.ws, ".corral-held"))
+	assert.True(t, os.IsNotExist(err), "nothing was held")
+}
