@@ -7,16 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HeadName is the file that makes a directory a git directory: git (and
-// every tool that runs it, an editor's background git status among them)
-// takes a directory for a repository, with its config, hooks and commondir,
-// only when its HEAD is a symlink into refs/ or a file naming a ref or an
-// object (setup.c, is_git_directory). A new one in a writable root is
-// staged like a protected entry, so a directory the command turns into a
-// repository is never one on the host while the command runs: the host
-// sees an empty HEAD, which git does not take.
-const HeadName = "HEAD"
-
 // headState is what a directory's HEAD makes of it for git.
 type headState int
 

@@ -6,15 +6,18 @@
 // Prepare read the root while the sandbox was built): every repository's
 // git directory is staged on an overlay whose upper layer the host cannot
 // see, and every other protected entry that exists is bound read-only; so is
-// every bare repository staged. A protected entry the command creates while
-// it runs is staged too ([Session.Protects], [Session.Staged]): the host
-// sees an empty placeholder until the command is gone and [Session.Land]
-// puts its content there. When the command has exited and
-// everything it started is gone, the staged changes are merged back into
-// the host's git directory through an allowlist ([Merge]), and protected
-// entries that are new or were replaced meanwhile are moved into a held
-// directory (HeldDir) in their writable root. Whatever is not merged is
-// reported as dropped.
+// every bare repository staged: a directory whose HEAD git takes
+// ([HeadName]), and a HEAD git does not take is read-only. A protected entry
+// the command creates while it runs is staged too ([Session.Protects],
+// [Session.Staged]), and so is a HEAD it creates outside staged content
+// ([Session.StagesHead]): the host sees an empty placeholder until the
+// command is gone and [Session.Land] puts its content there, so a directory
+// the command turns into a repository is none to git on the host meanwhile.
+// When the command has exited and everything it started is gone, the staged
+// changes are merged back into the host's git directory through an
+// allowlist ([Merge]), and protected entries that are new or were replaced
+// meanwhile are moved into a held directory (HeldDir) in their writable
+// root. Whatever is not merged is reported as dropped.
 package guard
 
 import "slices"
@@ -35,12 +38,22 @@ type Entry struct {
 // than made read-only.
 const GitDir = ".git"
 
+// HeadName is the file that makes a directory a git directory: git (and
+// every tool that runs it, an editor's background git status among them)
+// takes a directory for a repository, with its config, hooks and commondir,
+// only when its HEAD is a symlink into refs/ or a file naming a ref or an
+// object (setup.c, is_git_directory). A new one in a writable root is
+// staged like a protected entry, so a directory the command turns into a
+// repository is never one on the host while the command runs: the host
+// sees an empty HEAD, which git does not take.
+const HeadName = "HEAD"
+
 // HeldDir is where, in each writable root, protected entries created or
 // replaced by a command are moved to when it exits.
 const HeldDir = ".corral-held"
 
 var list = []Entry{
-	{GitDir, true, "git: hooks, config (fsmonitor, pager, aliases, filters...), commondir"},
+	{GitDir, true, "git: hooks, config (fsmonitor, pager, aliases, filters...), commondir; and every HEAD, which makes its directory a repository (a bare one)"},
 	{".gitmodules", true, "git: submodule URLs and update commands"},
 	{".pre-commit-config.yaml", true, "pre-commit: the commands git's hooks run"},
 	{".husky", true, "husky: the hook scripts git runs (core.hooksPath)"},
