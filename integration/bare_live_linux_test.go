@@ -156,3 +156,34 @@ func TestBareRepositoryWorkflow(t *testing.T) {
 	_, err = os.Stat(filepath.Join(w.ws, ".corral-held"))
 	assert.True(t, os.IsNotExist(err), "nothing was held")
 }
+
+// A workspace the command turns into a repository itself (HEAD, objects/
+// and refs/ at its top) is none on the host while the command runs, and its
+// HEAD, which cannot be moved with its directory, is held when it exits.
+func TestBareRepositoryAtTheTop(t *testing.T) {
+	const script = `mkdir objects refs && set -- config && ` + plantAlias + ` && set -- HEAD && ` + validHEAD
+	probe := `{ git x; } >/dev/null 2>&1; true`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		mark := filepath.Join(w.outside, "mark")
+		w.vars = append(w.vars, "MARK="+mark)
+		var cfg *corral.Config
+		if boxed {
+			cc := w.config()
+			cfg = &cc
+		}
+		whileRunning(t, w, cfg, script, func() {
+			hostGit(t, w, probe)
+			if boxed {
+				assert.False(t, exists(mark), "the host's git ran what the command planted while it runs")
+			} else {
+				assert.True(t, exists(mark), "the probe must run the planted program")
+			}
+		})
+		if boxed {
+			hostGit(t, w, probe)
+			assert.False(t, exists(mark), "the host's git ran what the command planted after it exited")
+			assert.False(t, exists(filepath.Join(w.ws, "HEAD")), "HEAD is held")
+		}
+	}
+}
