@@ -65,6 +65,8 @@ func TestBareRepositoryNotLiveWhileRunning(t *testing.T) {
 			`mkdir r/objects r/refs && set -- r/config && ` + plantAlias + ` && { set -- r/HEAD && ` + validHEAD + `; } 2>/dev/null; true`},
 		{"existing HEAD, objects and refs added", `mkdir r && printf 'ref: refs/heads/master\n' > r/HEAD`,
 			`mkdir r/objects r/refs && set -- r/config && ` + plantAlias},
+		{"existing repository's commondir", `mkdir -p t/objects t/refs r && printf 'ref: refs/heads/master\n' > r/HEAD && echo "$WS/t" > r/commondir`,
+			`set -- t/config && ` + plantAlias},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
