@@ -174,12 +174,15 @@ func printLinux(w io.Writer, cfg corral.Config, hidden, plan []string) {
 	printProtected(w, cfg)
 }
 
-// printProtected lists the protected names in force: git directories are
-// staged and merged back through an allowlist, the others bound read-only,
-// and new ones held when the command exits.
+// printProtected lists the protected names in force: git directories
+// (bare repositories among them) are staged and merged back through an
+// allowlist, a new HEAD staged, the others bound read-only, and new ones
+// held when the command exits.
 func printProtected(w io.Writer, cfg corral.Config) {
-	fmt.Fprintln(w, "\nprotected in every writable root (.git: staged, merged back through an allowlist;")
-	fmt.Fprintln(w, "others: read-only; new or replaced ones: moved to .corral-held when the command exits):")
+	fmt.Fprintln(w, "\nprotected in every writable root (.git, and every directory whose HEAD git takes:")
+	fmt.Fprintln(w, "staged, merged back through an allowlist; a new HEAD: staged, no repository to the host")
+	fmt.Fprintln(w, "until the command exits; others: read-only; new or replaced ones: moved to .corral-held")
+	fmt.Fprintln(w, "when the command exits):")
 	in := cfg.Protected()
 	for _, e := range guard.List() {
 		if !slices.Contains(in, e.Name) {
