@@ -100,8 +100,8 @@ func TestBareRepositoryNotLiveWhileRunning(t *testing.T) {
 
 // What lands when the command exits: a repository it made is rebuilt from
 // its allowed parts, config with a key that runs a program and hooks
-// dropped and reported; a HEAD in a directory that is no repository lands
-// as it is.
+// dropped and reported; a HEAD in a directory that is no repository (git
+// does not take it, or there are no objects and refs) lands as it is.
 func TestBareRepositoryLandsAtExit(t *testing.T) {
 	w := newWorld(t)
 	mark := filepath.Join(w.outside, "mark")
@@ -112,7 +112,8 @@ func TestBareRepositoryLandsAtExit(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	script := gitEnv + `git init -q --bare r && ` + withCommit + ` && set -- r/hooks/post-checkout && ` + plantHook +
-		` && git -C r config alias.x '!touch "$MARK"' && mkdir n && echo notes > n/HEAD`
+		` && git -C r config alias.x '!touch "$MARK"' && mkdir n && echo notes > n/HEAD && ` +
+		`mkdir half && printf 'ref: refs/heads/master\n' > half/HEAD`
 	c := sb.Command(context.Background(), "sh", "-c", script)
 	c.Env = w.env()
 	out, err := c.CombinedOutput()
@@ -124,6 +125,8 @@ func TestBareRepositoryLandsAtExit(t *testing.T) {
 	assert.Contains(t, dropped, r+"/hooks")
 	assert.NotContains(t, dropped, filepath.Join(w.ws, "n"), "a HEAD outside a repository lands as it is")
 	assert.True(t, fileHas(filepath.Join(w.ws, "n/HEAD"), "notes"))
+	assert.NotContains(t, dropped, filepath.Join(w.ws, "half"), "a HEAD in a directory without objects and refs lands as it is")
+	assert.True(t, fileHas(filepath.Join(w.ws, "half/HEAD"), "refs/heads/master"))
 
 	hostGit(t, w, bareProbe)
 	assert.False(t, exists(mark), "the host's git ran what the command planted")

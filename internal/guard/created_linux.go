@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,22 @@ type created struct {
 	// landed and notes are what Land did, for Finish.
 	landed []string
 	notes  []string
+	// heads are the staged HEADs Land left empty on the host, for Finish
+	// to fill once it has moved a directory their content would make a
+	// repository out of the host's sight (see Session.landHeads).
+	heads []stagedHead
 }
+
+// stagedHead is a HEAD the command made: its placeholder on the host and
+// what the command wrote to it.
+type stagedHead struct {
+	path        string
+	placeholder int
+	content     []byte
+}
+
+// maxHead bounds a staged HEAD's content: git reads 255 bytes of one.
+const maxHead = 64 << 10
 
 type createdEntry struct {
 	placeholder int // the host's placeholder, opened before anything covered it
@@ -175,6 +191,7 @@ func (s *Session) Land() {
 	s.created.entries = nil
 	s.created.mu.Unlock()
 	var paths, notes []string
+	var heads []stagedHead
 	for _, e := range entries {
 		ph := "/proc/self/fd/" + strconv.Itoa(e.placeholder)
 		where, err := os.Readlink(ph)
@@ -186,6 +203,14 @@ func (s *Session) Land() {
 		}
 		if err != nil || strings.HasSuffix(where, " (deleted)") || !path.IsAbs(where) {
 			notes = append(notes, fmt.Sprintf("%s: dropped, its placeholder was removed on the host or lies too deep to name", strings.TrimSuffix(where, " (deleted)")))
+		} else if !e.dir && path.Base(where) == HeadName {
+			if h, err := stagedHeadOf(where, e); err != nil {
+				notes = append(notes, fmt.Sprintf("%s: dropped, %v", where, err))
+			} else {
+				heads = append(heads, h)
+				unix.Close(e.content)
+				continue // its placeholder is Finish's now
+			}
 		} else if err := land(ph, "/proc/self/fd/"+strconv.Itoa(e.content), e.dir); err != nil {
 			notes = append(notes, fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", where, err))
 		} else {
@@ -195,8 +220,25 @@ func (s *Session) Land() {
 		unix.Close(e.content)
 	}
 	s.created.mu.Lock()
-	s.created.landed, s.created.notes = paths, notes
+	s.created.landed, s.created.notes, s.created.heads = paths, notes, heads
 	s.created.mu.Unlock()
+}
+
+// stagedHeadOf reads what the command wrote to the staged HEAD e.
+func stagedHeadOf(where string, e createdEntry) (stagedHead, error) {
+	f, err := os.Open("/proc/self/fd/" + strconv.Itoa(e.content))
+	if err != nil {
+		return stagedHead{}, fmt.Errorf("its staged content could not be read (%v)", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxHead+1))
+	if err != nil {
+		return stagedHead{}, fmt.Errorf("its staged content could not be read (%v)", err)
+	}
+	if len(b) > maxHead {
+		return stagedHead{}, errors.New("larger than any HEAD git reads")
+	}
+	return stagedHead{path: where, placeholder: e.placeholder, content: b}, nil
 }
 
 // land copies the staged content src into the placeholder dst.
@@ -229,4 +271,8 @@ func (s *Session) closeCreated() {
 		unix.Close(e.content)
 	}
 	s.created.entries = nil
+	for _, h := range s.created.heads {
+		unix.Close(h.placeholder)
+	}
+	s.created.heads = nil
 }

@@ -661,11 +661,7 @@ func (s *Session) Finish() []string {
 		w.walk(view, view, viewRoots, isNew)
 		for _, p := range landed {
 			if s.rootOf(p) == r.path {
-				rel := relOf(r.path, p)
-				if path.Base(rel) == HeadName {
-					rel = headLanded(view, rel)
-				}
-				if rel != "." && rel != "" && !slices.Contains(found, rel) {
+				if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
 					found = append(found, rel)
 				}
 			}
@@ -673,6 +669,7 @@ func (s *Session) Finish() []string {
 		for _, rel := range found {
 			out = append(out, h.hold(rel)...)
 		}
+		out = append(out, s.landHeads(h, found)...)
 		if h.dir != "" { // left empty when all of a new repository landed
 			os.Remove(view + "/" + h.dir)
 			os.Remove(view + "/" + HeldDir)
@@ -706,6 +703,11 @@ type holder struct {
 	root, view, stamp string
 	roots             []string
 	dir               string // made on first use
+	// repo, when set, has the next hold take its directory for a new
+	// repository; fill, when set, runs once it has moved the entry, before
+	// anything is rebuilt from it (see landHeads).
+	repo bool
+	fill func() error
 }
 
 // hold deals with rel, a protected entry that is new or replaced: a .git
@@ -719,7 +721,7 @@ func (h *holder) hold(rel string) []string {
 	if unix.Lstat(src, &st) != nil {
 		return nil
 	}
-	isGit := path.Base(rel) == GitDir || st.Mode&unix.S_IFMT == unix.S_IFDIR && bareRepo(src)
+	isGit := path.Base(rel) == GitDir || st.Mode&unix.S_IFMT == unix.S_IFDIR && (h.repo || bareRepo(src))
 	if isGit && st.Mode&unix.S_IFMT == unix.S_IFREG && h.linkedWorktree(src, shown) {
 		return nil
 	}
@@ -729,6 +731,11 @@ func (h *holder) hold(rel string) []string {
 		return []string{fmt.Sprintf("%s: removed, it is new or replaced (%v)", shown, err)}
 	}
 	out := []string{fmt.Sprintf("%s: new or replaced, moved to %s", shown, held)}
+	if h.fill != nil {
+		if err := h.fill(); err != nil {
+			out = append(out, fmt.Sprintf("%s: not filled in %s (%v)", shown, held, err))
+		}
+	}
 	if isGit && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		if err := os.Mkdir(src, 0o755); err != nil {
 			return append(out, fmt.Sprintf("%s: not recreated (%v)", shown, err))

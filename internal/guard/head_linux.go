@@ -2,7 +2,12 @@ package guard
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"path"
+	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -122,18 +127,83 @@ func (s *Session) stagedDev(fd int) {
 	s.stagedDevs[st.Dev] = true
 }
 
-// headLanded says what to hold for a HEAD staged while the command ran and
-// landed at rel (in the root seen through view): its directory, rebuilt
-// from its allowed parts, when that is a repository now; the HEAD itself
-// when the directory is the root, which cannot be moved; nothing when git
-// does not take the directory for a repository, where it stays as made.
-func headLanded(view, rel string) string {
-	dir := path.Dir(rel)
-	if !bareRepo(view + "/" + dir) {
-		return ""
+// landHeads puts on the host, once the command is gone, each HEAD it made
+// in h's root, which Land left empty: as it is when it makes no repository
+// (git would not take it, or its directory has no objects and refs nor a
+// commondir); otherwise only after the directory it
+// would make a repository (or the HEAD itself, at the top of the root,
+// which cannot be moved) is moved into HeldDir, and its directory is then
+// rebuilt from its allowed parts like a new .git. So git on the host never
+// sees the repository the command made, not even between the landing and
+// the holding. done are the entries held already.
+func (s *Session) landHeads(h *holder, done []string) []string {
+	s.created.mu.Lock()
+	var heads, rest []stagedHead
+	for _, hd := range s.created.heads {
+		if s.rootOf(hd.path) == h.root {
+			heads = append(heads, hd)
+		} else {
+			rest = append(rest, hd)
+		}
 	}
-	if dir == "." {
-		return rel
+	s.created.heads = rest
+	s.created.mu.Unlock()
+	// Deepest first: a repository made inside another is rebuilt before
+	// the outer one is held.
+	slices.SortFunc(heads, func(a, b stagedHead) int { return len(b.path) - len(a.path) })
+	var out []string
+	for _, hd := range heads {
+		out = append(out, h.landHead(hd, done)...)
+		unix.Close(hd.placeholder)
 	}
-	return dir
+	return out
+}
+
+func (h *holder) landHead(hd stagedHead, done []string) []string {
+	rel := relOf(h.root, hd.path)
+	fill := func() error { return fillHead(hd) }
+	target := path.Dir(rel)
+	if !validHead(hd.content) || !repoParts(h.view+"/"+target) || inHeld(target, done) {
+		if err := fill(); err != nil {
+			return []string{fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", hd.path, err)}
+		}
+		return nil
+	}
+	h.repo = true
+	if target == "." {
+		target, h.repo = rel, false
+	}
+	h.fill = fill
+	defer func() { h.repo, h.fill = false, nil }()
+	return h.hold(target)
+}
+
+// repoParts reports whether dir has what, with a HEAD git takes, makes it
+// a repository: objects and refs (of any kind: a link's target may come
+// later), or a commondir naming where they are.
+func repoParts(dir string) bool {
+	has := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Lstat(dir+"/"+name, &st) == nil
+	}
+	return has("commondir") || has("objects") && has("refs")
+}
+
+// inHeld reports whether rel lies in one of the entries held already.
+func inHeld(rel string, done []string) bool {
+	return slices.ContainsFunc(done, func(d string) bool { return rel == d || strings.HasPrefix(rel, d+"/") })
+}
+
+// fillHead writes a staged HEAD's content into its placeholder, wherever
+// that is by now.
+func fillHead(hd stagedHead) error {
+	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(hd.placeholder), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(hd.content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
