@@ -134,8 +134,8 @@ func TestBareRepositoryLandsAtExit(t *testing.T) {
 	assert.Contains(t, log, " x", "the repository landed: %s", log)
 }
 
-// git init --bare, clone --bare, clone, push and log work inside on a bare
-// repository made there, and the result is on the host when the command
+// git init --bare, clone --bare, clone, push, log and worktree add work
+// inside on a bare repository made there, and the result is on the host when the command
 // exits, with nothing dropped.
 func TestBareRepositoryWorkflow(t *testing.T) {
 	w := newWorld(t)
@@ -147,16 +147,18 @@ func TestBareRepositoryWorkflow(t *testing.T) {
 	script := gitEnv + `git init -q --bare bare.git && git clone -q bare.git cl && cd cl && echo one > f && ` +
 		`git add f && git commit -q -m one && git push -q origin HEAD && echo two >> f && git commit -q -am two && ` +
 		`git push -q origin HEAD && cd .. && git -C bare.git log --oneline && git clone -q --bare bare.git copy.git && ` +
-		`git -C copy.git log --oneline && git -C bare.git symbolic-ref HEAD refs/heads/master`
+		`git -C copy.git log --oneline && git -C bare.git symbolic-ref HEAD refs/heads/master && ` +
+		`git -C bare.git worktree add -q ../wt && git -C wt log --oneline`
 	c := sb.Command(context.Background(), "sh", "-c", script)
 	c.Env = w.env()
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, string(out))
-	assert.Equal(t, 2, strings.Count(string(out), " two"), string(out))
+	assert.Equal(t, 3, strings.Count(string(out), " two"), string(out))
 	assert.Empty(t, c.Dropped())
 
-	log := hostGit(t, w, `git -C bare.git log --oneline && git -C copy.git log --oneline && git clone -q bare.git c2 && cat c2/f`)
-	assert.Equal(t, 2, strings.Count(log, " two"), log)
+	log := hostGit(t, w, `git -C bare.git log --oneline && git -C copy.git log --oneline && git -C wt log --oneline && `+
+		`git clone -q bare.git c2 && cat c2/f`)
+	assert.Equal(t, 3, strings.Count(log, " two"), log)
 	assert.Contains(t, log, "one\ntwo\n")
 	_, err = os.Stat(filepath.Join(w.ws, ".corral-held"))
 	assert.True(t, os.IsNotExist(err), "nothing was held")

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -130,12 +131,12 @@ func (s *Session) stagedDev(fd int) {
 // landHeads puts on the host, once the command is gone, each HEAD it made
 // in h's root, which Land left empty: as it is when it makes no repository
 // (git would not take it, or its directory has no objects and refs nor a
-// commondir); otherwise only after the directory it
-// would make a repository (or the HEAD itself, at the top of the root,
-// which cannot be moved) is moved into HeldDir, and its directory is then
-// rebuilt from its allowed parts like a new .git. So git on the host never
-// sees the repository the command made, not even between the landing and
-// the holding. done are the entries held already.
+// commondir); otherwise only after the directory it would make a
+// repository (or the HEAD itself, at the top of the root, which cannot be
+// moved) is moved into HeldDir, and its directory is then rebuilt from its
+// allowed parts like a new .git. So git on the host never sees the
+// repository the command made, not even between the landing and the
+// holding. done are the entries held already.
 func (s *Session) landHeads(h *holder, done []string) []string {
 	s.created.mu.Lock()
 	var heads, rest []stagedHead
@@ -148,32 +149,54 @@ func (s *Session) landHeads(h *holder, done []string) []string {
 	}
 	s.created.heads = rest
 	s.created.mu.Unlock()
-	// Deepest first: a repository made inside another is rebuilt before
-	// the outer one is held.
-	slices.SortFunc(heads, func(a, b stagedHead) int { return len(b.path) - len(a.path) })
+	// Outermost first: the HEADs inside a repository held (a linked
+	// worktree's, a submodule's) are filled in its held copy, before it is
+	// rebuilt from that.
+	slices.SortFunc(heads, func(a, b stagedHead) int { return len(a.path) - len(b.path) })
 	var out []string
+	filled := make([]bool, len(heads))
+	for i := range heads {
+		if !filled[i] {
+			out = append(out, h.landHead(heads, i, filled, done)...)
+		}
+	}
 	for _, hd := range heads {
-		out = append(out, h.landHead(hd, done)...)
 		unix.Close(hd.placeholder)
 	}
 	return out
 }
 
-func (h *holder) landHead(hd stagedHead, done []string) []string {
+// landHead lands heads[i], and with it, when it makes a repository, the
+// HEADs inside that repository, marking each filled.
+func (h *holder) landHead(heads []stagedHead, i int, filled []bool, done []string) []string {
+	hd := heads[i]
 	rel := relOf(h.root, hd.path)
-	fill := func() error { return fillHead(hd) }
 	target := path.Dir(rel)
+	filled[i] = true
 	if !validHead(hd.content) || !repoParts(h.view+"/"+target) || inHeld(target, done) {
-		if err := fill(); err != nil {
+		if err := fillHead(hd); err != nil {
 			return []string{fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", hd.path, err)}
 		}
 		return nil
 	}
+	inside := []stagedHead{hd}
 	h.repo = true
 	if target == "." {
 		target, h.repo = rel, false
+	} else {
+		for j := range heads {
+			if !filled[j] && inHeld(relOf(h.root, heads[j].path), []string{target}) {
+				inside, filled[j] = append(inside, heads[j]), true
+			}
+		}
 	}
-	h.fill = fill
+	h.fill = func() error {
+		var errs []error
+		for _, in := range inside {
+			errs = append(errs, fillHead(in))
+		}
+		return errors.Join(errs...)
+	}
 	defer func() { h.repo, h.fill = false, nil }()
 	return h.hold(target)
 }
