@@ -8,7 +8,7 @@ import "github.com/corralhq/corral/internal/guard"
 // (guard.Session.StagesHead). A directory named HEAD is no git's HEAD, and
 // mkdir asks Protects alone.
 func (c *creator) protects(pl place, dir string) (string, bool) {
-	if name, ok := c.sess.Protects(dir, pl.name); ok {
+	if name, ok := c.protectsDir(pl, dir); ok {
 		return name, true
 	}
 	if pl.name == guard.HeadName && c.sess.StagesHead(pl.dir, dir) {
@@ -24,8 +24,22 @@ func (c *creator) holdsProtected(pl place, dir string) (string, bool) {
 	if name, ok := c.sess.HoldsProtected(dir, pl.name); ok {
 		return name, true
 	}
+	if name, ok := c.sess.InPlaceholder(pl.dir, dir); ok {
+		return name, true
+	}
 	if pl.name == guard.HeadName && c.sess.StagesHead(pl.dir, dir) {
 		return guard.HeadName, true
 	}
 	return "", false
+}
+
+// protectsDir tells whether a new directory at pl is staged: a protected
+// name, or any name in the host's placeholder of a staged directory, which
+// a descriptor the command took before the tmpfs covered it reaches
+// (guard.Session.InPlaceholder).
+func (c *creator) protectsDir(pl place, dir string) (string, bool) {
+	if name, ok := c.sess.Protects(dir, pl.name); ok {
+		return name, true
+	}
+	return c.sess.InPlaceholder(pl.dir, dir)
 }

@@ -341,7 +341,7 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 	}
 	mode := uint32(mode64) & 0o7777
 	dir := dirPath(pl.dir)
-	if name, protected := c.sess.Protects(dir, pl.name); protected {
+	if name, protected := c.protectsDir(pl, dir); protected {
 		return c.stageDir(pl, dir, name, mode)
 	}
 	return answerOf(unix.Mkdirat(pl.dir, pl.opName(), mode))
@@ -648,19 +648,19 @@ func (c *creator) stageFile(t *task, pl place, dir, name string, flags int, mode
 	return c.opened(t, fd, flags, cloexec, pl)
 }
 
-// stageNew makes the empty placeholder of a new protected file and mounts
-// a staged file over it.
+// stageNew makes the placeholder of a new protected file and mounts a
+// staged file over it.
 func (c *creator) stageNew(pl place, dir string, mode uint32) answer {
 	if c.sess.Full() {
 		return c.refuse(dir, pl.name, "too many new protected entries", unix.EPERM)
 	}
-	ph0, err := unix.Openat(pl.dir, pl.name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
-	if err != nil {
+	// A socket node, which no one can open: a descriptor the command
+	// takes before the staged file covers it writes nothing to the host.
+	if err := unix.Mknodat(pl.dir, pl.name, unix.S_IFSOCK|mode, 0); err != nil {
 		return failed(err)
 	}
 	var st unix.Stat_t
-	unix.Fstat(ph0, &st)
-	unix.Close(ph0)
+	unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	undo := func(why error) answer {
 		unix.Unlinkat(pl.dir, pl.name, 0)
 		return c.refuse(dir, pl.name, fmt.Sprintf("could not be staged (%v)", why), unix.EPERM)

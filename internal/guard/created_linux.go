@@ -211,7 +211,7 @@ func (s *Session) Land() {
 				unix.Close(e.content)
 				continue // its placeholder is Finish's now
 			}
-		} else if err := land(ph, "/proc/self/fd/"+strconv.Itoa(e.content), e.dir); err != nil {
+		} else if err := land(e.placeholder, "/proc/self/fd/"+strconv.Itoa(e.content), e.dir); err != nil {
 			notes = append(notes, fmt.Sprintf("%s: dropped, its staged content could not be copied (%v)", where, err))
 		} else {
 			paths = append(paths, where)
@@ -241,23 +241,68 @@ func stagedHeadOf(where string, e createdEntry) (stagedHead, error) {
 	return stagedHead{path: where, placeholder: e.placeholder, content: b}, nil
 }
 
-// land copies the staged content src into the placeholder dst.
-func land(dst, src string, dir bool) error {
+// land copies the staged content src into the placeholder ph: into it for
+// a directory, in its place for a file.
+func land(ph int, src string, dir bool) error {
 	if dir {
-		return os.CopyFS(dst, os.DirFS(src))
+		return os.CopyFS("/proc/self/fd/"+strconv.Itoa(ph), os.DirFS(src))
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	return replacePlaceholder(ph, func(out *os.File) error {
+		_, err := io.Copy(out, in)
+		return err
+	})
+}
+
+// replacePlaceholder puts a file written by write in place of the
+// placeholder ph of a staged file, a socket node no one could open while
+// the command ran: a file made beside it with its mode and renamed over
+// it. The placeholder must still be at the path it has now.
+func replacePlaceholder(ph int, write func(*os.File) error) error {
+	where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(ph))
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	if !path.IsAbs(where) || strings.HasSuffix(where, " (deleted)") {
+		return errors.New("its placeholder was removed")
+	}
+	var pst unix.Stat_t
+	if err := unix.Fstat(ph, &pst); err != nil {
+		return err
+	}
+	dir, name := path.Dir(where), path.Base(where)
+	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Dev != pst.Dev || st.Ino != pst.Ino {
+		return errors.New("its placeholder was replaced")
+	}
+	tmp := ".corral-land-" + name
+	unix.Unlinkat(dirfd, tmp, 0)
+	fd, err := unix.Openat(dirfd, tmp, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	out := os.NewFile(uintptr(fd), tmp)
+	err = write(out)
+	if err == nil {
+		err = out.Chmod(os.FileMode(pst.Mode & 0o777))
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
 	}
 	return err
 }

@@ -666,10 +666,12 @@ func (s *Session) Finish() []string {
 				}
 			}
 		}
+		// A repository made inside, its HEAD landed, before a .git file
+		// of a worktree of it is looked at.
+		out = append(out, s.landHeads(h, found)...)
 		for _, rel := range found {
 			out = append(out, h.hold(rel)...)
 		}
-		out = append(out, s.landHeads(h, found)...)
 		if h.dir != "" { // left empty when all of a new repository landed
 			os.Remove(view + "/" + h.dir)
 			os.Remove(view + "/" + HeldDir)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -116,6 +115,30 @@ func (s *Session) StagesHead(dirfd int, dir string) bool {
 	return !s.stagedDevs[st.Dev]
 }
 
+// InPlaceholder tells whether directory dirfd, at dir as the sandbox shows
+// it, is a protected directory that is not staged content: the host's
+// placeholder of a new one, reached through a descriptor the command took
+// before the tmpfs covered it, or an existing one bound read-only. A new
+// entry there is staged too (or fails, read-only), so nothing the command
+// makes in a placeholder reaches the host as it is. It returns the
+// directory's protected name.
+func (s *Session) InPlaceholder(dirfd int, dir string) (string, bool) {
+	if dir == "" || dir == "/" {
+		return "", false
+	}
+	name, ok := s.Protects(path.Dir(dir), path.Base(dir))
+	if !ok {
+		return "", false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(dirfd, &st) != nil {
+		return name, true
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return name, !s.stagedDevs[st.Dev]
+}
+
 // stagedDev records that the filesystem holding fd is staged content.
 func (s *Session) stagedDev(fd int) {
 	var st unix.Stat_t
@@ -220,13 +243,8 @@ func inHeld(rel string, done []string) bool {
 // fillHead writes a staged HEAD's content into its placeholder, wherever
 // that is by now.
 func fillHead(hd stagedHead) error {
-	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(hd.placeholder), os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
+	return replacePlaceholder(hd.placeholder, func(f *os.File) error {
+		_, err := f.Write(hd.content)
 		return err
-	}
-	_, err = f.Write(hd.content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	})
 }
