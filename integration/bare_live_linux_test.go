@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,5 +193,112 @@ func TestBareRepositoryAtTheTop(t *testing.T) {
 			assert.False(t, exists(mark), "the host's git ran what the command planted after it exited")
 			assert.False(t, exists(filepath.Join(w.ws, "HEAD")), "HEAD is held")
 		}
+	}
+}
+
+// placeholderRacer races the staging of a new protected entry: one thread
+// opens, without O_CREAT (which the init does not perform), the name
+// another thread is about to create, hoping for the host's placeholder
+// before the staged file or tmpfs covers it, and writes through it: a valid
+// HEAD into "file" mode's file (beside objects, refs and a config), a task
+// into "dir" mode's .vscode.
+const placeholderRacer = `#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static volatile int stop;
+static char name[64];
+static int dirmode;
+static void *grab(void *x) {
+	while (!stop) {
+		int fd = open(name, dirmode ? O_RDONLY | O_DIRECTORY : O_WRONLY);
+		if (fd < 0)
+			continue;
+		if (dirmode) {
+			int c = openat(fd, "tasks.json", O_CREAT | O_WRONLY, 0644);
+			if (c >= 0) {
+				dprintf(c, "planted\n");
+				close(c);
+			}
+		} else {
+			write(fd, "ref: refs/heads/master\n", 23);
+		}
+		close(fd);
+		stop = 1;
+	}
+	return x;
+}
+int main(int argc, char **argv) {
+	dirmode = argv[1][0] == 'd';
+	for (int i = 0; i < 150; i++) {
+		snprintf(name, sizeof name, dirmode ? "r%d/.vscode" : "r%d/HEAD", i);
+		char dir[64];
+		snprintf(dir, sizeof dir, "r%d", i);
+		mkdir(dir, 0755);
+		if (!dirmode) {
+			snprintf(dir, sizeof dir, "r%d/objects", i);
+			mkdir(dir, 0755);
+			snprintf(dir, sizeof dir, "r%d/refs", i);
+			mkdir(dir, 0755);
+			snprintf(dir, sizeof dir, "r%d/config", i);
+			FILE *c = fopen(dir, "w");
+			fprintf(c, "[alias]\n\tx = !touch %s\n", getenv("MARK"));
+			fclose(c);
+		}
+		stop = 0;
+		pthread_t t;
+		pthread_create(&t, 0, grab, 0);
+		usleep(200);
+		if (dirmode)
+			mkdir(name, 0755);
+		else
+			close(open(name, O_CREAT | O_WRONLY, 0644));
+		usleep(2000);
+		stop = 1;
+		pthread_join(t, 0);
+	}
+	return 0;
+}
+`
+
+// A thread that opens the name another creates, before the staging covers
+// it, gets no placeholder it can write to the host through: a staged
+// file's is a socket node, and what is made in a staged directory's is
+// staged too. So the host's git finds no repository the command made, and
+// no task reaches a .vscode, while it runs; without the sandbox both do.
+func TestStagingPlaceholderRace(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("a C compiler is needed to race two threads")
+	}
+	for _, mode := range []string{"file", "dir"} {
+		t.Run(mode, func(t *testing.T) {
+			for _, boxed := range []bool{false, true} {
+				w := newWorld(t)
+				mark := filepath.Join(w.outside, "mark")
+				w.vars = append(w.vars, "MARK="+mark)
+				src := filepath.Join(w.outside, "racer.c")
+				require.NoError(t, os.WriteFile(src, []byte(placeholderRacer), 0o644))
+				out, err := exec.Command(cc, "-O1", "-pthread", "-o", filepath.Join(w.ws, "racer"), src).CombinedOutput()
+				require.NoError(t, err, string(out))
+				var cfg *corral.Config
+				if boxed {
+					c := w.config()
+					cfg = &c
+				}
+				whileRunning(t, w, cfg, `./racer `+mode, func() {
+					hostGit(t, w, `for d in r*; do (cd "$d" && git x) >/dev/null 2>&1; done; `+
+						`grep -qs planted r*/.vscode/tasks.json && touch "$MARK"; true`)
+					if boxed {
+						assert.False(t, exists(mark), "a racing thread wrote through a placeholder to the host")
+					} else {
+						assert.True(t, exists(mark), "the probe must find what was written without the sandbox")
+					}
+				})
+			}
+		})
 	}
 }
