@@ -20,7 +20,8 @@ import (
 const maxStaged = 256
 
 // created are the protected entries a command created while it ran, each
-// an empty placeholder on the host with its content staged in a tmpfs of
+// an empty placeholder on the host (a file's a socket node, which no one
+// can open to write through) with its content staged in a tmpfs of
 // the init's mounted over it in the sandbox; Finish puts the content on
 // the host once the command is gone and deals with each entry as with any
 // new one.

@@ -25,6 +25,9 @@ func TestHeadOf(t *testing.T) {
 		{"symlink into refs/", func(d string) error { return os.Symlink("refs/heads/main", filepath.Join(d, "HEAD")) }, repoHead},
 		{"symlink elsewhere", func(d string) error { return os.Symlink("notes", filepath.Join(d, "HEAD")) }, noHead},
 		{"directory", func(d string) error { return os.Mkdir(filepath.Join(d, "HEAD"), 0o755) }, noHead},
+		{"socket node (a staged file's placeholder)", func(d string) error {
+			return unix.Mknod(filepath.Join(d, "HEAD"), unix.S_IFSOCK|0o644, 0)
+		}, noHead},
 		{"hard link", func(d string) error {
 			if err := writeHead("notes\n")(d); err != nil {
 				return err
