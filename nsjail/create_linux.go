@@ -45,6 +45,10 @@ type creator struct {
 	root     int // "/", O_PATH
 	landlock bool
 	nfiles   int // staged files made so far
+	// noSockets: Landlock grants the command no socket file (see
+	// Landlock.NoSockets), which the creator answers for it.
+	noSockets bool
+	tops      []string // see bindTops
 }
 
 // createsNames reports whether the guard stages what a command creates:
@@ -92,7 +96,8 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 	if err != nil {
 		return nil
 	}
-	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil}
+	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil,
+		noSockets: s.Landlock != nil && s.Landlock.NoSockets, tops: bindTops(s)}
 }
 
 // enter gives the calling thread, the listener's, the command's
@@ -261,7 +266,7 @@ func (t *task) str(addr uint64) (string, syscall.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
-	s, ok := seccomp.ReadString(t.tid, addr, unix.PathMax)
+	s, ok := readString(t.tid, addr, unix.PathMax)
 	if !ok {
 		return "", unix.EFAULT
 	}
@@ -379,7 +384,7 @@ func (t *task) base(dirfd int32, p string) (int, string, syscall.Errno) {
 			}
 			link = "fd/" + strconv.Itoa(int(dirfd))
 		}
-		fd, err := unix.Open("/proc/"+strconv.Itoa(t.tid)+"/"+link, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := openLink(unix.AT_FDCWD, "/proc/"+strconv.Itoa(t.tid)+"/"+link)
 		if err != nil {
 			if err == unix.ENOENT {
 				err = unix.EBADF
@@ -471,7 +476,7 @@ func (t *task) magic(p string) (fd int, rest string, ok bool, errno syscall.Errn
 	if errno != 0 {
 		return -1, "", true, errno
 	}
-	lfd, err := unix.Openat(pd, link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	lfd, err := openLink(pd, link)
 	if err != nil {
 		return -1, "", true, err.(syscall.Errno)
 	}

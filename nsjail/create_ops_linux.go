@@ -195,16 +195,17 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	if !ok {
 		return errnoAnswer(unix.ENOENT)
 	}
-	fd, err := unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_PATH, 0)
+	link, err := openLink(pd, "fd/"+name)
 	if err != nil {
 		return failed(err)
 	}
-	ok = modeWithin(flags, held) || sandboxWritable(fd)
-	unix.Close(fd)
-	if !ok {
+	t.keep(link)
+	if !modeWithin(flags, held) && !sandboxWritable(link) {
 		return errnoAnswer(unix.EACCES)
 	}
-	fd, err = unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	// Opened again through the init's own descriptor, with the command's
+	// permissions alone.
+	fd, err := unix.Open(selfFd(link), flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return failed(err)
 	}
@@ -215,12 +216,7 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFIFO && flags&unix.O_NONBLOCK == 0 {
 		unix.Close(fd)
-		dfd, err := unix.Openat(pd, "fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return failed(err)
-		}
-		t.keep(dfd)
-		c.blockingOpen(t, place{dir: dfd, name: name}, flags, cloexec, true)
+		c.blockingOpen(t, place{dir: link}, flags, cloexec, true)
 		return gone
 	}
 	if flags&unix.O_NONBLOCK == 0 {
@@ -263,7 +259,11 @@ func sandboxWritable(fd int) bool {
 // fdFlags reads the open flags of descriptor name of the process whose
 // /proc directory is pd.
 func fdFlags(pd int, name string) (int, bool) {
-	fd, err := unix.Openat(pd, "fdinfo/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var fd int
+	err := ptraced(func() (err error) {
+		fd, err = unix.Openat(pd, "fdinfo/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return 0, false
 	}
@@ -292,7 +292,8 @@ func modeWithin(flags, held int) bool {
 }
 
 // blockingOpen opens pl, which may wait for the other end of a FIFO, on a
-// thread of its own, and answers the call from there.
+// thread of its own, and answers the call from there; with magic, pl.dir
+// is the file itself, opened O_PATH, reopened through /proc/self/fd.
 func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool) {
 	dir, err := unix.Dup(pl.dir)
 	if err != nil {
@@ -307,10 +308,13 @@ func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool
 			return
 		}
 		fl := flags&^(unix.O_CREAT|unix.O_EXCL) | unix.O_NOCTTY | unix.O_CLOEXEC
-		if !magic {
-			fl |= unix.O_NOFOLLOW
+		var fd int
+		var err error
+		if magic {
+			fd, err = unix.Open(selfFd(dir), fl, 0)
+		} else {
+			fd, err = unix.Openat(dir, name, fl|unix.O_NOFOLLOW, 0)
 		}
-		fd, err := unix.Openat(dir, name, fl, 0)
 		if err != nil {
 			failID(c, id, err.(syscall.Errno))
 			return
@@ -364,6 +368,9 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 			return errnoAnswer(unix.EACCES) // Landlock grants no device node
 		}
 		return errnoAnswer(unix.EPERM)
+	}
+	if mode&unix.S_IFMT == unix.S_IFSOCK && c.noSockets {
+		return errnoAnswer(unix.EACCES) // as Landlock, which grants none
 	}
 	dir := dirPath(pl.dir)
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
@@ -451,7 +458,7 @@ func (t *task) linkSource(dirfd int32, p string, flags int) (int, syscall.Errno)
 			if errno != 0 {
 				return -1, errno
 			}
-			mfd, err := unix.Openat(pd, "fd/"+pl.name, unix.O_PATH|unix.O_CLOEXEC, 0)
+			mfd, err := openLink(pd, "fd/"+pl.name)
 			if err != nil {
 				return -1, err.(syscall.Errno)
 			}
