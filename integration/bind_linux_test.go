@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	_ "embed"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,18 +19,24 @@ import (
 	"github.com/corralhq/corral/internal/sandboxtest"
 )
 
-// buildC compiles testdata/NAME.c into dir and returns the binary's path.
-func buildC(t *testing.T, name, dir string, flags ...string) string {
+//go:embed testdata/bindsock.c
+var bindsockC string
+
+//go:embed testdata/nodump.c
+var nodumpC string
+
+// buildC compiles the C program src into dir as name, and returns the
+// binary's path.
+func buildC(t *testing.T, name, src, dir string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		t.Skip("a C compiler is needed to build " + name)
 	}
-	src, err := filepath.Abs(filepath.Join("testdata", name+".c"))
-	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), name+".c")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	bin := filepath.Join(dir, name)
-	args := append([]string{"-O1", "-pthread", "-o", bin, src}, flags...)
-	out, err := exec.Command(cc, args...).CombinedOutput()
+	out, err := exec.Command(cc, "-O1", "-pthread", "-o", bin, file).CombinedOutput()
 	require.NoError(t, err, string(out))
 	return bin
 }
@@ -52,7 +59,7 @@ func TestCreatedSocketBindProtected(t *testing.T) {
 	for _, mode := range []string{"bare", "allowed", "boxed"} {
 		t.Run(mode, func(t *testing.T) {
 			w := newWorld(t)
-			buildC(t, "bindsock", w.ws)
+			buildC(t, "bindsock", bindsockC, w.ws)
 			// A protected name that is a symlink already: bind never
 			// follows it, so nothing is made where it points.
 			require.NoError(t, os.Symlink("missing", filepath.Join(w.ws, ".envrc")))
@@ -97,7 +104,7 @@ func TestCreatedSocketBindProtected(t *testing.T) {
 // directory of /tmp here) carries the name alone.
 func TestCreatedSocketBindOrdinary(t *testing.T) {
 	w := newWorld(t)
-	buildC(t, "bindsock", w.ws)
+	buildC(t, "bindsock", bindsockC, w.ws)
 	cfg := w.config()
 	cfg.AllowUnixSockets = true
 	script := `umask 027 && mkdir -p sub && ./bindsock ok.sock "$WS/top.sock" /tmp/t.sock sub/deep.sock @corral-abstract -i -n && ` +
@@ -135,7 +142,7 @@ func TestCreatedSocketPairBind(t *testing.T) {
 	const script = `./bindsock -p .vscode pair.sock && ./bindsock -m .idea node.sock`
 	for _, boxed := range []bool{false, true} {
 		w := newWorld(t)
-		buildC(t, "bindsock", w.ws)
+		buildC(t, "bindsock", bindsockC, w.ws)
 		var r result
 		if boxed {
 			r = w.sandboxed(w.config(), script)
@@ -165,7 +172,7 @@ func TestCreatedSocketPairBind(t *testing.T) {
 func TestCreatedSocketBindRace(t *testing.T) {
 	for _, boxed := range []bool{false, true} {
 		w := newWorld(t)
-		buildC(t, "bindsock", w.ws)
+		buildC(t, "bindsock", bindsockC, w.ws)
 		var r result
 		if boxed {
 			cfg := w.config()
