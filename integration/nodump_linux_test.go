@@ -88,4 +88,3 @@ func TestCreatedNonDumpable(t *testing.T) {
 		})
 	}
 }
-
