@@ -205,3 +205,39 @@ func (w *world) sandboxedCmd(cfg corral.Config, script string) (result, *corral.
 	c.Env = w.env()
 	return collect(w.t, c.Run, &c.Stdout, &c.Stderr, func() int { return c.ProcessState.ExitCode() }), c
 }
+
+// A symlink with a protected name that leads nowhere when the command
+// starts (so the guard covers nothing there) would let the command make
+// its target as an ordinary directory and create in it what the host then
+// reads through the link (.vscode/tasks.json). Creating through such a
+// link is refused and reported, a file, a directory and a socket alike;
+// without the sandbox the probe plants.
+func TestCreatedThroughProtectedSymlink(t *testing.T) {
+	const script = `mkdir nowhere && echo planted > .vscode/tasks.json; mkdir .vscode/sub; ./bindsock .vscode/s; ls nowhere`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		buildC(t, "bindsock", bindsockC, w.ws)
+		require.NoError(t, os.Symlink("nowhere", filepath.Join(w.ws, ".vscode")))
+		var r result
+		var c *corral.Cmd
+		if boxed {
+			cfg := w.config()
+			cfg.AllowUnixSockets = true
+			r, c = w.sandboxedCmd(cfg, script)
+		} else {
+			r = w.bare(script)
+		}
+		tasks := filepath.Join(w.ws, ".vscode/tasks.json")
+		if !boxed {
+			require.True(t, fileHas(tasks, "planted"), "without the sandbox the probe plants: %s", r.String())
+			require.True(t, isSocket(filepath.Join(w.ws, "nowhere/s")))
+			continue
+		}
+		assert.False(t, exists(tasks), "planted through the link: %s", r.String())
+		for _, name := range []string{"sub", "s"} {
+			assert.False(t, exists(filepath.Join(w.ws, "nowhere", name)), "%s made through the link: %s", name, r.String())
+		}
+		assert.Contains(t, strings.Join(c.Dropped(), "\n"), filepath.Join(w.ws, ".vscode")+": refused")
+		assert.Contains(t, r.stdout, ".vscode/s: Operation not permitted")
+	}
+}

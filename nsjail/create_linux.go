@@ -363,8 +363,11 @@ func (t *task) walk(base int, rest string) (int, syscall.Errno) {
 	if rest == "" {
 		rest = "."
 	}
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS}
 	fd, err := unix.Openat2(base, rest, &how)
+	if err == unix.ELOOP {
+		return t.walkLinks(base, rest) // see walk_links_linux.go
+	}
 	if err != nil {
 		return -1, err.(syscall.Errno)
 	}
