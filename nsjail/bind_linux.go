@@ -70,10 +70,13 @@ func bindTops(s *setup) []string {
 // serveBind performs a bind the filter stopped (seccomp.Also.Binds), and
 // reports whether n was one.
 func (l *listener) serveBind(n seccomp.Notification) bool {
-	if l.create == nil || !seccomp.IsBind(n.Nr) {
+	if !seccomp.IsBind(n.Nr) {
 		return false
 	}
-	if n.Pid == l.initTid {
+	if n.Pid == l.initTid || l.create == nil {
+		// The init's own; or no creator (its thread could not be given
+		// the command's permissions), when no other creating call is
+		// performed either.
 		seccomp.Continue(l.fd, n.ID)
 		return true
 	}
