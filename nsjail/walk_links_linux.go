@@ -71,6 +71,9 @@ func (t *task) followDir(dir int, name string, hops *int) (int, syscall.Errno) {
 		return -1, err.(syscall.Errno)
 	}
 	target := string(buf[:n])
+	if target == "" {
+		return -1, unix.ENOENT
+	}
 	from := dir
 	if strings.HasPrefix(target, "/") {
 		from = t.c.root
