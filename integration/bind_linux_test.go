@@ -216,9 +216,12 @@ func (w *world) sandboxedCmd(cfg corral.Config, script string) (result, *corral.
 // its target as an ordinary directory and create in it what the host then
 // reads through the link (.vscode/tasks.json). Creating through such a
 // link is refused and reported, a file, a directory and a socket alike;
-// without the sandbox the probe plants.
+// without the sandbox the probe plants. Through ordinary symlinks, relative
+// and absolute, names are made as usual.
 func TestCreatedThroughProtectedSymlink(t *testing.T) {
-	const script = `mkdir nowhere && echo planted > .vscode/tasks.json; mkdir .vscode/sub; ./bindsock .vscode/s; ls nowhere`
+	const script = `mkdir nowhere && echo planted > .vscode/tasks.json; mkdir .vscode/sub; ./bindsock .vscode/s; ls nowhere; ` +
+		`mkdir -p real/in && ln -s real l && ln -s "$WS/real/in" abs && ln -s ../../real/in real/in/up && ` +
+		`echo ok > l/f && mkdir abs/d && echo ok > l/in/up/g && mv l/f abs/d/h && ./bindsock l/in/s`
 	for _, boxed := range []bool{false, true} {
 		w := newWorld(t)
 		buildC(t, "bindsock", bindsockC, w.ws)
@@ -244,5 +247,9 @@ func TestCreatedThroughProtectedSymlink(t *testing.T) {
 		}
 		assert.Contains(t, strings.Join(c.Dropped(), "\n"), filepath.Join(w.ws, ".vscode")+": refused")
 		assert.Contains(t, r.stdout, ".vscode/s: Operation not permitted")
+		for _, name := range []string{"real/in/d/h", "real/in/g"} {
+			assert.True(t, fileHas(filepath.Join(w.ws, name), "ok"), "%s made through ordinary links: %s", name, r.String())
+		}
+		assert.True(t, isSocket(filepath.Join(w.ws, "real/in/s")), r.String())
 	}
 }
