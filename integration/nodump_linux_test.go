@@ -3,7 +3,9 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,5 +88,42 @@ func TestCreatedNonDumpable(t *testing.T) {
 					"the refused write of a non-dumpable process is reported with its path")
 			}
 		})
+	}
+}
+
+// On the landlock rung the init has no user namespace of its own: it
+// reaches into a non-dumpable process only where the caller is root (its
+// listener keeps root's capabilities), and elsewhere such a process gets
+// no connection at all, as docs/layers.md says (the connect goes on to
+// Landlock, which refuses it). The same process made dumpable connects
+// either way.
+func TestEgressLandlockRungNonDumpable(t *testing.T) {
+	requireTool(t, "python3")
+	s := newEgressScene(t)
+	sb, _ := rungSandbox(t, corral.RungLandlock, s.config([]string{"allowed.test"}, nil))
+	script := func(dumpable int) string {
+		return `python3 -c '
+import ctypes, os, socket, urllib.parse
+ctypes.CDLL(None).prctl(4, ` + strconv.Itoa(dumpable) + `, 0, 0, 0)
+u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+s = socket.socket()
+try:
+    s.connect((u.hostname, u.port))
+except OSError as e:
+    print("connect", e.strerror)
+    raise SystemExit
+s.sendall(b"GET http://allowed.test:` + strconv.Itoa(s.http) + `/ HTTP/1.0\r\n\r\n")
+print(s.makefile().read())
+'`
+	}
+	r := s.run(sb, script(1))
+	require.Equal(t, 0, r.code, r.String())
+	require.Contains(t, r.stdout, "hello from allowed.test", "the control: a dumpable process connects")
+	r = s.run(sb, script(0))
+	require.Equal(t, 0, r.code, r.String())
+	if os.Geteuid() == 0 {
+		assert.Contains(t, r.stdout, "hello from allowed.test", r.String())
+	} else {
+		assert.Contains(t, r.stdout, "connect Permission denied", r.String())
 	}
 }
