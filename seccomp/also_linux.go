@@ -14,14 +14,21 @@ type Also struct {
 	// Execs stops execve and execveat: the listener sees the command's
 	// first program start before it runs a single instruction.
 	Execs bool
+	// Umask stops umask: a listener that performs calls for the command
+	// follows its umask without reading it from /proc each time.
+	Umask bool
 }
 
 // calls are the numbers stopped beyond the write calls and the opens.
 func (a Also) calls() []uint32 {
-	if !a.Reads && !a.Execs {
-		return nil
+	var nrs []uint32
+	if a.Reads || a.Execs {
+		nrs = execNrs()
 	}
-	return execNrs()
+	if a.Umask {
+		nrs = append(nrs, unix.SYS_UMASK)
+	}
+	return nrs
 }
 
 func execNrs() []uint32 { return []uint32{unix.SYS_EXECVE, unix.SYS_EXECVEAT} }

@@ -44,6 +44,22 @@ func (s *Session) Stages() bool {
 	return s != nil && s.degraded == nil && len(s.names) > 0 && len(s.roots) > 0
 }
 
+// MayProtect tells whether Protects or HoldsProtected could protect an
+// entry called name in some directory: whether name is an element of a
+// name in force. The creator asks it first, which costs no look at the
+// directory's path.
+func (s *Session) MayProtect(name string) bool {
+	if s.parts == nil {
+		s.parts = map[string]bool{}
+		for _, n := range s.names {
+			for _, p := range strings.Split(n, "/") {
+				s.parts[p] = true
+			}
+		}
+	}
+	return s.parts[name]
+}
+
 // Protects tells whether a new entry name in directory dir (an absolute,
 // clean path as the sandbox shows it) is protected, and by which listed
 // name: names marked Anywhere in any directory of a writable root, the

@@ -40,9 +40,11 @@ type Session struct {
 	// known are the listings Prepare read, by path relative to the root,
 	// for the walk at the start to take where a directory is unchanged.
 	known map[string]dirState
-	// anywhere are the names in force marked Anywhere; buf is the
+	// anywhere are the names in force marked Anywhere, parts the
+	// elements of every name in force (see MayProtect); buf is the
 	// walk's getdents buffer.
 	anywhere map[string]bool
+	parts    map[string]bool
 	buf      []byte
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
