@@ -576,8 +576,8 @@ func mounting(f func() error) error {
 //
 // Preconditions: the command and everything it started are gone.
 func landCreated(planted *guard.Session) {
-	if planted == nil {
-		return
+	if !planted.Created() {
+		return // no thread to start
 	}
 	done := make(chan struct{})
 	go func() {

@@ -173,6 +173,17 @@ func (s *Session) Refused(p, why string) {
 // StagingTmpfs is the detached tmpfs staged content lives in, or -1.
 func (s *Session) StagingTmpfs() int { return s.tmpfs }
 
+// Created reports whether the command created a protected entry, which
+// Land has to put on the host.
+func (s *Session) Created() bool {
+	if s == nil {
+		return false
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return len(s.created.entries) > 0
+}
+
 // Land puts each staged entry's content into its placeholder on the host,
 // the mount over it removed, for Finish to hold as any new entry. It needs
 // CAP_SYS_ADMIN and a thread outside the command's Landlock domain: the

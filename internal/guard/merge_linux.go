@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -41,16 +42,24 @@ func Merge(upper, host, report string, roots []string) []string {
 		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
 	}
 	defer h.Close()
-	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots}
+	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots, files: make(chan struct{}, mergeFiles)}
 	m.dir(".", false)
+	slices.Sort(m.dropped)
 	return m.dropped
 }
 
+// mergeFiles is how many files a merge copies at once: most of a copy's
+// time is the host file system's, creating and renaming, which overlaps.
+const mergeFiles = 4
+
 type merger struct {
-	u, h    *os.Root
-	upper   string
-	report  string
-	roots   []string
+	u, h   *os.Root
+	upper  string
+	report string
+	roots  []string
+	files  chan struct{} // a token per file being landed
+
+	mu      sync.Mutex
 	dropped []string
 }
 
@@ -58,7 +67,9 @@ func (m *merger) drop(rel, why string) {
 	if m.template(rel) {
 		return // git init's templates: never run
 	}
+	m.mu.Lock()
 	m.dropped = append(m.dropped, fmt.Sprintf("%s: %s", path.Join(m.report, rel), why))
+	m.mu.Unlock()
 }
 
 // template reports whether rel is what git init copies from its templates
@@ -116,13 +127,20 @@ func (m *merger) dir(rel string, opaque bool) {
 	if opaque {
 		m.removeOthers(rel, ents)
 	}
-	for _, e := range ents {
+	// The entries of one rank land together, and all of them before the
+	// next rank's (see order).
+	var wg sync.WaitGroup
+	for i, e := range ents {
+		if i > 0 && order(e.Name()) != order(ents[i-1].Name()) {
+			wg.Wait()
+		}
 		p := e.Name()
 		if rel != "." {
 			p = rel + "/" + p
 		}
-		m.entry(p)
+		wg.Go(func() { m.entry(p) })
 	}
+	wg.Wait()
 }
 
 // removeOthers removes from the host what an opaque directory (removed
@@ -190,7 +208,9 @@ func (m *merger) entry(rel string) {
 		}
 		m.dir(rel, opaqueDir(filepath.Join(m.upper, rel)))
 	case fi.Mode().IsRegular():
+		m.files <- struct{}{}
 		m.file(rel, fi)
+		<-m.files
 	default:
 		m.drop(rel, "not a regular file or directory")
 	}
