@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -42,24 +41,16 @@ func Merge(upper, host, report string, roots []string) []string {
 		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
 	}
 	defer h.Close()
-	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots, files: make(chan struct{}, mergeFiles)}
+	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots}
 	m.dir(".", false)
-	slices.Sort(m.dropped)
 	return m.dropped
 }
 
-// mergeFiles is how many files a merge copies at once: most of a copy's
-// time is the host file system's, creating and renaming, which overlaps.
-const mergeFiles = 4
-
 type merger struct {
-	u, h   *os.Root
-	upper  string
-	report string
-	roots  []string
-	files  chan struct{} // a token per file being landed
-
-	mu      sync.Mutex
+	u, h    *os.Root
+	upper   string
+	report  string
+	roots   []string
 	dropped []string
 }
 
@@ -67,9 +58,7 @@ func (m *merger) drop(rel, why string) {
 	if m.template(rel) {
 		return // git init's templates: never run
 	}
-	m.mu.Lock()
 	m.dropped = append(m.dropped, fmt.Sprintf("%s: %s", path.Join(m.report, rel), why))
-	m.mu.Unlock()
 }
 
 // template reports whether rel is what git init copies from its templates
@@ -127,20 +116,13 @@ func (m *merger) dir(rel string, opaque bool) {
 	if opaque {
 		m.removeOthers(rel, ents)
 	}
-	// The entries of one rank land together, and all of them before the
-	// next rank's (see order).
-	var wg sync.WaitGroup
-	for i, e := range ents {
-		if i > 0 && order(e.Name()) != order(ents[i-1].Name()) {
-			wg.Wait()
-		}
+	for _, e := range ents {
 		p := e.Name()
 		if rel != "." {
 			p = rel + "/" + p
 		}
-		wg.Go(func() { m.entry(p) })
+		m.entry(p)
 	}
-	wg.Wait()
 }
 
 // removeOthers removes from the host what an opaque directory (removed
@@ -208,9 +190,7 @@ func (m *merger) entry(rel string) {
 		}
 		m.dir(rel, opaqueDir(filepath.Join(m.upper, rel)))
 	case fi.Mode().IsRegular():
-		m.files <- struct{}{}
 		m.file(rel, fi)
-		<-m.files
 	default:
 		m.drop(rel, "not a regular file or directory")
 	}
