@@ -58,6 +58,9 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 				return errnoAnswer(unix.EEXIST)
 			}
 		}
+		if a, no := c.refusedNew(pl); no && fl&unix.O_CREAT != 0 {
+			return a
+		}
 		if !newFile(fl) {
 			fl |= unix.O_NONBLOCK // a FIFO must not hold up the listener
 		}
@@ -385,6 +388,9 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return gone
 	}
 	mode := uint32(mode64) & 0o7777
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
 	if dir, name, protected := c.protects(pl); protected {
 		return c.stageDir(pl, dir, name, mode)
 	}
@@ -409,6 +415,9 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 		}
 		return errnoAnswer(unix.EPERM)
 	}
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
 	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a FIFO or socket", unix.EPERM)
 	}
@@ -426,6 +435,12 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	}
 	if !t.valid() {
 		return gone
+	}
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if a, no := c.intoObjects(pl, true, false); no {
+		return a
 	}
 	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a symlink", unix.EPERM)
@@ -452,6 +467,16 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	}
 	if !t.valid() {
 		return gone
+	}
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if c.sess.BindsObjects() {
+		if isLink, _ := kindAt(src, ""); isLink {
+			if a, no := c.intoObjects(pl, true, false); no {
+				return a
+			}
+		}
 	}
 	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a hard link", unix.EPERM)
@@ -523,6 +548,12 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 	}
 	if !t.valid() {
 		return gone
+	}
+	if a, no := c.refusedNew(to); no {
+		return a
+	}
+	if a, no := c.movedIntoObjects(from, to, flags); no {
+		return a
 	}
 	if toDir, name, protected := c.holds(to); protected {
 		if a, ok := c.renameFile(from, to, toDir, flags); ok {

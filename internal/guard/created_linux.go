@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,14 +45,14 @@ func (s *Session) Stages() bool {
 	return s != nil && s.degraded == nil && len(s.names) > 0 && len(s.roots) > 0
 }
 
-// MayProtect tells whether Protects or HoldsProtected could protect an
-// entry called name in some directory: whether name is an element of a
-// name in force. The creator asks it first, which costs no look at the
+// MayProtect tells whether Protects, HoldsProtected or Refuses could hold
+// for an entry called name in some directory: whether name is an element
+// of a name in force or one Refuses refuses. The creator asks it first, which costs no look at the
 // directory's path.
 func (s *Session) MayProtect(name string) bool {
 	if s.parts == nil {
 		s.parts = map[string]bool{}
-		for _, n := range s.names {
+		for _, n := range slices.Concat(s.names, alternates) {
 			for _, p := range strings.Split(n, "/") {
 				s.parts[p] = true
 			}

@@ -49,6 +49,9 @@ type Session struct {
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
+	// objects are the host's objects directories bound into stages (see
+	// bindObjects).
+	objects []string
 	// created are the protected entries the command created (see Staged).
 	created created
 	// bare, when set, is called by walk for each bare repository found
@@ -535,6 +538,7 @@ func (s *Session) stageAll(dirs []string) error {
 			continue
 		}
 		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u"})
+		s.bindObjects(d, host)
 	}
 	return nil
 }
