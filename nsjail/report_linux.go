@@ -220,7 +220,7 @@ func (l *listener) serve(n seccomp.Notification) {
 			Match: unix.ErrnoName(errno), Process: process})
 		return
 	}
-	if l.serveNet(n) || l.serveAlso(n) || l.serveBind(n) {
+	if l.serveNet(n) || l.serveAlso(n) || l.serveBind(n) || l.create.servesUmask(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -235,12 +235,18 @@ func (l *listener) serve(n seccomp.Notification) {
 		return
 	}
 	var paths []string
-	if l.reporting {
-		paths = l.paths(n, call)
-	}
 	if l.create.creates(n, call) {
-		l.create.serve(n, call)
+		// A call performed here that succeeded was the command's to make:
+		// only one that failed is judged.
+		var failing func()
+		if l.reporting {
+			failing = func() { paths = l.paths(n, call) }
+		}
+		l.create.serve(n, call, failing)
 	} else {
+		if l.reporting {
+			paths = l.paths(n, call)
+		}
 		seccomp.Continue(l.fd, n.ID)
 	}
 	for _, p := range paths {
@@ -355,6 +361,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	creates := createsNames(s, planted)
 	w.Also = alsoOf(s, report)
 	w.Also.Binds = creates && stopsBinds(s)
+	w.Also.Umask = creates
 	prog, err := watchProgram(w, report)
 	if err == nil {
 		prog, err = withConnects(s, prog)

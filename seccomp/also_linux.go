@@ -19,6 +19,9 @@ type Also struct {
 	// may change, as the descriptor's number may be made to name another
 	// socket, before the kernel reads them again.
 	Binds bool
+	// Umask stops umask: a listener that performs calls for the command
+	// follows its umask without reading it from /proc each time.
+	Umask bool
 }
 
 // calls are the numbers stopped beyond the write calls and the opens.
@@ -29,6 +32,9 @@ func (a Also) calls() []uint32 {
 	}
 	if a.Binds {
 		nrs = append(nrs, unix.SYS_BIND)
+	}
+	if a.Umask {
+		nrs = append(nrs, unix.SYS_UMASK)
 	}
 	return nrs
 }
