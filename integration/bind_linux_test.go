@@ -98,31 +98,29 @@ func TestCreatedSocketBindProtected(t *testing.T) {
 
 // Ordinary binds keep working with the init performing them: a socket
 // file in the workspace, /tmp and a subdirectory, with the command's
-// umask; an abstract name; TCP and route netlink. A name alone, or a name
-// in /tmp given by its path, is the address the socket carries; a name in
-// a directory the command could replace (the workspace lies in a
-// directory of /tmp here) carries the name alone.
+// umask; an abstract name; TCP and route netlink. The path the command
+// gave is the address the socket carries, but a path through a symlink,
+// which carries its last name alone.
 func TestCreatedSocketBindOrdinary(t *testing.T) {
 	w := newWorld(t)
 	buildC(t, "bindsock", bindsockC, w.ws)
 	cfg := w.config()
 	cfg.AllowUnixSockets = true
 	// The workspace's own path, where it fits in sun_path's 108 bytes.
-	top, wsTop := w.ws+"/top.sock", w.ws+"/top.sock"
+	top := w.ws + "/top.sock"
 	if len(top) >= 108 {
-		top, wsTop = "top.sock", "top.sock"
-	} else if strings.HasPrefix(w.ws, "/tmp/") {
-		wsTop = "top.sock"
+		top = "top.sock"
 	}
-	script := `umask 027 && mkdir -p sub && ./bindsock ok.sock "` + top + `" /tmp/t.sock sub/deep.sock @corral-abstract -i -n && ` +
+	script := `umask 027 && mkdir -p sub && ln -s sub lnk && ./bindsock ok.sock "` + top + `" /tmp/t.sock sub/deep.sock lnk/via.sock @corral-abstract -i -n && ` +
 		`cd sub && ../bindsock rel.sock`
 	r, _ := w.sandboxedCmd(cfg, script)
 	require.Equal(t, 0, r.code, r.String())
 	for _, want := range []string{
 		"ok.sock: bound as ok.sock, connected",
-		top + ": bound as " + wsTop + ", connected",
+		top + ": bound as " + top + ", connected",
 		"/tmp/t.sock: bound as /tmp/t.sock, connected",
-		"sub/deep.sock: bound as deep.sock, no connect",
+		"sub/deep.sock: bound as sub/deep.sock, connected",
+		"lnk/via.sock: bound as via.sock, no connect",
 		"@corral-abstract: bound as @corral-abstract",
 		"inet: bound, port chosen",
 		"netlink: bound, own pid",
@@ -130,7 +128,7 @@ func TestCreatedSocketBindOrdinary(t *testing.T) {
 	} {
 		assert.Contains(t, r.stdout, want)
 	}
-	for _, name := range []string{"ok.sock", "top.sock", "sub/deep.sock", "sub/rel.sock"} {
+	for _, name := range []string{"ok.sock", "top.sock", "sub/deep.sock", "sub/via.sock", "sub/rel.sock"} {
 		fi, err := os.Lstat(filepath.Join(w.ws, name))
 		require.NoError(t, err, name)
 		assert.Equal(t, os.ModeSocket|0o750, fi.Mode()&(os.ModeType|os.ModePerm), "%s: made with the command's umask", name)

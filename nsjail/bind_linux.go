@@ -3,13 +3,11 @@ package nsjail
 import (
 	"bytes"
 	"encoding/binary"
-	"path"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/corralhq/corral/internal/pathtree"
 	"github.com/corralhq/corral/seccomp"
 )
 
@@ -26,14 +24,12 @@ import (
 // copies the address once, and binds that socket to that copy itself.
 // Its answer is the kernel's for the same bytes, but for where a pathname
 // socket is made: that name is resolved by the creator as any other (see
-// locate), and bound relative to the directory it resolved, never again
-// from the path, whose directories the command could swap for symlinks
-// (into the init's own descriptors, through /proc/self/fd) between a
-// check and the bind. The address a pathname socket carries (getsockname,
-// and what its peers see) is the path as the command gave it when the
-// kernel resolves nothing more than the creator did: a name alone, or a
-// name right in a writable root, /tmp or /dev/shm given as its absolute
-// path. A name in any other directory carries that name alone.
+// locate), and the bind made either from a directory the path's own
+// resolution cannot leave, when no symlink lies on its way (bindFrom),
+// with the address the command gave; or, past a symlink, relative to the
+// directory the creator resolved, never again from the path, whose links
+// could lead into the init's own descriptors through /proc/self/fd. Then
+// the socket's address is its name alone.
 //
 // Where Landlock grants no socket file (Landlock.NoSockets: unix sockets
 // are not allowed), it refuses any such bind by itself and no bind is
@@ -44,27 +40,6 @@ import (
 // the command already.
 func stopsBinds(s *setup) bool {
 	return s.Landlock == nil || !s.Landlock.NoSockets
-}
-
-// bindTops are the directories whose path the command cannot change: the
-// writable roots, /tmp and /dev/shm, each a mount point in a directory
-// the command cannot write, but for one inside another (see
-// creator.bindAt).
-func bindTops(s *setup) []string {
-	var all []string
-	all = append(all, s.Paths.Writable...)
-	for _, l := range s.Paths.Layered {
-		all = append(all, l.Path)
-	}
-	all = append(all, "/tmp", "/dev/shm")
-	var tops []string
-	for _, p := range all {
-		inner := slices.ContainsFunc(all, func(q string) bool { return q != p && pathtree.Within(p, q) })
-		if !inner {
-			tops = append(tops, p)
-		}
-	}
-	return tops
 }
 
 // serveBind performs a bind the filter stopped (seccomp.Also.Binds), and
@@ -160,27 +135,67 @@ func (c *creator) bindUnix(t *task, sock int, addr []byte, p string) answer {
 	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a socket (bind)", unix.EACCES)
 	}
-	return answerOf(c.bindAt(sock, addr, p, pl, dir))
+	return answerOf(c.bindAt(t, sock, addr, p, pl))
 }
 
-// bindAt binds sock to pl's name in pl's directory, from the thread's
-// working directory set to that directory (the listener's thread has a
-// file-system context of its own), so that the kernel resolves no
-// directory again. The address is the command's, as given, when it names
-// nothing else from there: the name alone, or the name in a directory of
-// bindTops given by its path. Otherwise it is the name alone.
-func (c *creator) bindAt(sock int, addr []byte, p string, pl place, dir string) error {
-	if err := unix.Fchdir(pl.dir); err != nil {
-		return err
-	}
-	defer unix.Fchdir(c.root)
-	if strings.Contains(p, "/") && (p != path.Join(dir, pl.name) || !slices.Contains(c.tops, dir)) {
+// bindAt binds sock to pl's name in pl's directory for the command. When
+// p's directories hold no symlink and lead to pl's directory (bindFrom),
+// it binds to p itself from where the command's bind would resolve it, so
+// the socket carries the address the command gave; otherwise from pl's
+// directory, as the thread's working directory (the listener's thread has
+// a file-system context of its own), to the name alone.
+func (c *creator) bindAt(t *task, sock int, addr []byte, p string, pl place) error {
+	from, exact := t.bindFrom(p, pl)
+	if !exact {
+		from = pl.dir
 		name := pl.opName()
 		addr = make([]byte, 2+len(name))
 		binary.NativeEndian.PutUint16(addr, unix.AF_UNIX)
 		copy(addr[2:], name)
 	}
+	if err := unix.Fchdir(from); err != nil {
+		return err
+	}
+	defer unix.Fchdir(c.root)
 	return bindRaw(sock, addr)
+}
+
+// bindFrom returns the directory the kernel may resolve p from, as the
+// command's bind would, to reach pl: pl's own for a name alone, the root
+// for an absolute path, the thread's working directory for a relative
+// one, when the directories on p's way hold no symlink (and so no magic
+// link of /proc, which would lead into the init's own descriptors) and
+// end at pl's directory. While the creator performs a call no other call
+// of the command that makes a name can run (each stops here too and
+// waits its turn), so no directory on the way can be swapped for a
+// symlink between this check and the bind.
+func (t *task) bindFrom(p string, pl place) (int, bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return pl.dir, true
+	}
+	base, rest := t.c.root, strings.TrimLeft(p[:i], "/")
+	if !strings.HasPrefix(p, "/") {
+		cwd, _, errno := t.base(unix.AT_FDCWD, ".")
+		if errno != 0 {
+			return -1, false
+		}
+		base, rest = cwd, p[:i]
+	}
+	if rest == "" {
+		rest = "."
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(base, rest, &how)
+	if err != nil {
+		return -1, false
+	}
+	t.keep(fd)
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Fstat(pl.dir, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		return -1, false
+	}
+	return base, true
 }
 
 // bindNetlink binds a netlink socket as the command's bind would: an

@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"golang.org/x/sys/unix"
-
-	"github.com/corralhq/corral/mounts"
 )
 
 func sockaddrUnix(path string, extra int) []byte {
@@ -52,16 +50,6 @@ func make108() []byte {
 		b[i] = 'a'
 	}
 	return b
-}
-
-// The directories whose path a command cannot change: each writable root,
-// /tmp and /dev/shm, but a root inside another one or inside /tmp.
-func TestBindTops(t *testing.T) {
-	s := &setup{Paths: mounts.Input{
-		Writable: []string{"/home/u/ws", "/home/u/ws/sub", "/tmp/w", "/srv/data"},
-		Layered:  []mounts.OverlayRoot{{Path: "/home/u/.persist"}},
-	}}
-	assert.ElementsMatch(t, []string{"/home/u/ws", "/srv/data", "/home/u/.persist", "/tmp", "/dev/shm"}, bindTops(s))
 }
 
 // Binds stop in the init unless Landlock grants no socket file already.

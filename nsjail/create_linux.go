@@ -48,7 +48,6 @@ type creator struct {
 	// noSockets: Landlock grants the command no socket file (see
 	// Landlock.NoSockets), which the creator answers for it.
 	noSockets bool
-	tops      []string // see bindTops
 	umasks    *umasks
 	procDevs  map[uint64]bool // by device number: a /proc file system
 	umask     int             // the listener thread's umask; -1 before the first call
@@ -100,8 +99,8 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 		return nil
 	}
 	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil,
-		noSockets: s.Landlock != nil && s.Landlock.NoSockets, tops: bindTops(s),
-		umasks: newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
+		noSockets: s.Landlock != nil && s.Landlock.NoSockets,
+		umasks:    newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
 }
 
 // enter gives the calling thread, the listener's, the command's
