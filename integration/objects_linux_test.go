@@ -34,15 +34,15 @@ func TestObjectsLandWhileRunning(t *testing.T) {
 }
 
 // What in the objects directory could send git on the host elsewhere is
-// not put there: a symlink (made there, moved in, or hard-linked in), a
+// not put there (under names no object directory has): a symlink (made there, moved in, or hard-linked in), a
 // directory moved in from outside (mv copies it instead), a new
 // objects/info/alternates, and a change to an existing one. Without the
 // sandbox each of them is made.
 func TestObjectsRedirectsRefused(t *testing.T) {
-	const script = `ln -s "$OUTSIDE" .git/objects/aa; echo "symlink=$?"; ` +
-		`ln -s "$OUTSIDE" l && mv l .git/objects/ab; echo "moved-link=$?"; ` +
-		`ln -s "$OUTSIDE" l2 && ln l2 .git/objects/ac 2>/dev/null; echo "linked-link=$?"; ` +
-		`mkdir -p d/x && mv d .git/objects/ad; echo "moved-dir=$?"; ` +
+	const script = `ln -s "$OUTSIDE" .git/objects/zz-made; echo "symlink=$?"; ` +
+		`ln -s "$OUTSIDE" l && mv l .git/objects/zz-moved; echo "moved-link=$?"; ` +
+		`ln -s "$OUTSIDE" l2 && ln l2 .git/objects/zz-linked 2>/dev/null; echo "linked-link=$?"; ` +
+		`mkdir -p d/x && mv d .git/objects/zz-dir; echo "moved-dir=$?"; ` +
 		`echo "$OUTSIDE" > .git/objects/info/alternates; echo "alternates=$?"; ` +
 		`echo "$OUTSIDE" >> .git/objects/info/http-alternates; echo "http=$?"`
 	w := newWorld(t)
@@ -60,18 +60,18 @@ func TestObjectsRedirectsRefused(t *testing.T) {
 	for _, s := range []string{"symlink=1", "moved-link=1", "linked-link=1", "moved-dir=0", "alternates=2", "http=2"} {
 		assert.Contains(t, string(out), s)
 	}
-	for _, name := range []string{"aa", "ab", "ac", "info/alternates"} {
+	for _, name := range []string{"zz-made", "zz-moved", "zz-linked", "info/alternates"} {
 		_, err := os.Lstat(filepath.Join(objects, name))
 		assert.True(t, os.IsNotExist(err), "%s is not on the host", name)
 	}
-	fi, err := os.Lstat(filepath.Join(objects, "ad"))
+	fi, err := os.Lstat(filepath.Join(objects, "zz-dir"))
 	require.NoError(t, err)
 	assert.True(t, fi.IsDir(), "the directory was copied in, not moved")
 	b, err := os.ReadFile(filepath.Join(objects, "info/http-alternates"))
 	require.NoError(t, err)
 	assert.Equal(t, "https://example.com/\n", string(b))
 	dropped := strings.Join(c.Dropped(), "\n")
-	assert.Contains(t, dropped, filepath.Join(objects, "aa")+": refused")
+	assert.Contains(t, dropped, filepath.Join(objects, "zz-made")+": refused")
 	assert.Contains(t, dropped, filepath.Join(objects, "info/alternates")+": refused")
 
 	control := newWorld(t)
