@@ -139,7 +139,7 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 	// its ports on any address.
 	viaProxy := bare && s.Network == NetworkAllow
 	if plan.Landlock {
-		o.Landlock = &nsjail.Landlock{ABI: plan.ABI, Scope: plan.Scope, DenyTCP: noNet || viaProxy}
+		o.Landlock = &nsjail.Landlock{ABI: plan.ABI, Scope: plan.Scope, DenyTCP: noNet || viaProxy, NoSockets: !s.UnixSockets}
 		switch {
 		case viaProxy && hp != nil && initConnects(plan):
 			o.ConnectOnly = hp.addrs()

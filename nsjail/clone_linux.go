@@ -16,10 +16,13 @@ import (
 // upper directory: create entries in its mode-0 work directory, copy files
 // up keeping owner, mode and times (DAC_OVERRIDE, FOWNER, CHOWN, FSETID). In
 // a user namespace that maps only the caller's ids these reach only the
-// caller's own files.
+// caller's own files. SYS_PTRACE lets the init's listener read the memory
+// and /proc links of a command's process that made itself non-dumpable
+// (see ptraced), which it raises for that alone.
 var initCaps = []uintptr{
 	unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_RESOURCE, unix.CAP_SETPCAP,
 	unix.CAP_DAC_OVERRIDE, unix.CAP_FOWNER, unix.CAP_CHOWN, unix.CAP_FSETID,
+	unix.CAP_SYS_PTRACE,
 }
 
 // kernelObjectNS are the namespaces of kernel objects the command would

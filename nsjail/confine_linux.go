@@ -35,7 +35,7 @@ func confine(s *setup, stdio []*os.File, readable []string, watch func(policy []
 	if s.Landlock != nil {
 		in := landlock.Input{
 			ABI:        s.Landlock.ABI,
-			Entries:    append(landlockEntries(s), initOnly(readable)...),
+			Entries:    append(landlockEntries(s), initOnly(s, readable)...),
 			DenyTCP:    s.Landlock.DenyTCP,
 			ConnectTCP: s.Landlock.ConnectTCP,
 			Scope:      s.Landlock.Scope,
@@ -79,13 +79,24 @@ func shield(s *setup) seccomp.Shield {
 
 // initOnly grants the init paths that only it can reach (a detached mount
 // it holds open). Read-write, because an entry granting no more than "/"
-// would be dropped as redundant; the command has no path to them.
-func initOnly(paths []string) []landlock.Entry {
+// would be dropped as redundant; the command has no path to them. But
+// rules bind to inodes, and a clone of a writable root has the root's:
+// they grant no more than the root's own entry (readWrite).
+func initOnly(s *setup, paths []string) []landlock.Entry {
 	var es []landlock.Entry
 	for _, p := range paths {
-		es = append(es, landlock.Entry{Path: p, Access: landlock.ReadWrite})
+		es = append(es, landlock.Entry{Path: p, Access: readWrite(s)})
 	}
 	return es
+}
+
+// readWrite is what writable paths are granted: ReadWrite, without socket
+// files where the command may make no unix socket (Landlock.NoSockets).
+func readWrite(s *setup) landlock.Access {
+	if s.Landlock != nil && s.Landlock.NoSockets {
+		return landlock.ReadWrite &^ ll.AccessFSMakeSock
+	}
+	return landlock.ReadWrite
 }
 
 // Device files a command may write or read, and the terminals it may open.
@@ -129,12 +140,13 @@ func landlockEntries(s *setup) []landlock.Entry {
 			}
 		}
 	}
-	add(landlock.ReadWrite, in.Writable...)
+	rw := readWrite(s)
+	add(rw, in.Writable...)
 	add(landlock.Device, writableDevices...)
 	add(landlock.ReadOnly, readableDevices...)
 	add(landlock.Terminal, terminals...)
 	if s.Bare {
-		add(landlock.ReadWrite, s.TmpDir)
+		add(rw, s.TmpDir)
 		add(landlock.ReadOnly, in.ReadOnly...)
 		for _, root := range in.Writable {
 			for _, name := range in.Protected {
@@ -144,9 +156,9 @@ func landlockEntries(s *setup) []landlock.Entry {
 		add(landlock.None, in.Hidden...)
 	} else {
 		for _, l := range in.Layered {
-			add(landlock.ReadWrite, l.Path) // its writes land in its upper directory
+			add(rw, l.Path) // its writes land in its upper directory
 		}
-		add(landlock.ReadWrite, "/tmp", "/dev/shm")
+		add(rw, "/tmp", "/dev/shm")
 		add(landlock.Terminal, "/dev/pts")
 	}
 	return es

@@ -153,3 +153,23 @@ func TestDescendants(t *testing.T) {
 	assert.ElementsMatch(t, []int{2, 3, 4, 5}, descendants(1, parents))
 	assert.Empty(t, descendants(4, parents))
 }
+
+// Without unix sockets no writable path takes a socket file, on either
+// rung, nor the init's own paths (a clone of a writable root has its
+// root's inode, where Landlock's rules bind).
+func TestLandlockEntriesNoSockets(t *testing.T) {
+	for _, bare := range []bool{false, true} {
+		s := &setup{Paths: paths, Bare: bare, TmpDir: "/tmp/corral-x/cmd", Landlock: &Landlock{ABI: 6, NoSockets: true}}
+		es := append(landlockEntries(s), initOnly(s, []string{"/proc/self/fd/9"})...)
+		writable := 0
+		for _, e := range es {
+			assert.Zero(t, e.Access&ll.AccessFSMakeSock, "%s grants socket files", e.Path)
+			if e.Access&ll.AccessFSMakeReg != 0 {
+				writable++
+			}
+		}
+		assert.GreaterOrEqual(t, writable, 4, "the writable paths stay writable")
+		s.Landlock.NoSockets = false
+		assert.Equal(t, landlock.ReadWrite, entryMap(landlockEntries(s))["/home/me/proj"], "with unix sockets")
+	}
+}

@@ -59,6 +59,7 @@ const sockaddrMax = 128
 // listens) or its TCP connections are the init's to make
 // (setup.ConnectOnly); nil when none.
 func commandWatch(s *setup, planted *guard.Session, report bool) func(policy []byte) bool {
+	noPtrace = s.NoPtrace
 	if listens(s, planted, report) {
 		return func(policy []byte) bool {
 			s.listener = listen(s, planted, policy, report)
@@ -212,7 +213,7 @@ func connectTo(sock, family int, dest netip.AddrPort) syscall.Errno {
 }
 
 func (l *listener) serveListen(n seccomp.Notification) {
-	sock, err := seccomp.GetFd(l.fd, n, int(int32(n.Args[0])))
+	sock, err := getFd(l.fd, n, int(int32(n.Args[0])))
 	if err != nil {
 		seccomp.Fail(l.fd, n.ID, errnoOf(err))
 		return
@@ -252,7 +253,7 @@ func bound(sock int) bool {
 // inetSocket duplicates the descriptor a connect names when it is an IPv4
 // or IPv6 socket, and returns it with its family; -1 otherwise.
 func (l *listener) inetSocket(n seccomp.Notification) (int, int) {
-	sock, err := seccomp.GetFd(l.fd, n, int(int32(n.Args[0])))
+	sock, err := getFd(l.fd, n, int(int32(n.Args[0])))
 	if err != nil {
 		return -1, 0
 	}
@@ -275,7 +276,7 @@ func (l *listener) address(n seccomp.Notification, family int) (netip.AddrPort, 
 		return netip.AddrPort{}, unix.EINVAL
 	}
 	buf := make([]byte, size)
-	if !seccomp.ReadMemory(n.Pid, n.Args[1], buf) || !seccomp.Valid(l.fd, n.ID) {
+	if !readMemory(n.Pid, n.Args[1], buf) || !seccomp.Valid(l.fd, n.ID) {
 		return netip.AddrPort{}, unix.EFAULT
 	}
 	return parseSockaddr(buf, family)

@@ -45,6 +45,12 @@ type creator struct {
 	root     int // "/", O_PATH
 	landlock bool
 	nfiles   int // staged files made so far
+	// noSockets: Landlock grants the command no socket file (see
+	// Landlock.NoSockets), which the creator answers for it.
+	noSockets bool
+	umasks    *umasks
+	procDevs  map[uint64]bool // by device number: a /proc file system
+	umask     int             // the listener thread's umask; -1 before the first call
 }
 
 // createsNames reports whether the guard stages what a command creates:
@@ -92,7 +98,9 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 	if err != nil {
 		return nil
 	}
-	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil}
+	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil,
+		noSockets: s.Landlock != nil && s.Landlock.NoSockets,
+		umasks:    newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
 }
 
 // enter gives the calling thread, the listener's, the command's
@@ -151,11 +159,16 @@ func failed(err error) answer {
 
 var done = answer{file: -1}
 
-// serve performs call n and answers it.
-func (c *creator) serve(n seccomp.Notification, call seccomp.WriteCall) {
+// serve performs call n and answers it. failing, when not nil, is run
+// before a call that did not succeed is answered, while its thread still
+// waits.
+func (c *creator) serve(n seccomp.Notification, call seccomp.WriteCall, failing func()) {
 	t := &task{tid: n.Pid, c: c, n: n}
 	defer t.close()
 	a := c.perform(t, call)
+	if failing != nil && (a.errno != 0 || a.gone) {
+		failing()
+	}
 	switch {
 	case a.gone:
 	case a.file >= 0:
@@ -212,12 +225,11 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 
 // task is the thread a call came from, with what was opened for it.
 type task struct {
-	tid   int
-	c     *creator
-	n     seccomp.Notification
-	tgid  int
-	umask int
-	fds   []int
+	tid  int
+	c    *creator
+	n    seccomp.Notification
+	tgid int
+	fds  []int
 }
 
 func (t *task) keep(fd int) int {
@@ -231,7 +243,7 @@ func (t *task) close() {
 	}
 }
 
-// status reads the thread's process id and umask.
+// status reads the thread's process id.
 func (t *task) status() bool {
 	if t.tgid != 0 {
 		return true
@@ -240,20 +252,10 @@ func (t *task) status() bool {
 	if err != nil {
 		return false
 	}
-	t.umask = -1
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimSpace(v)
-		switch k {
-		case "Tgid":
-			t.tgid, _ = strconv.Atoi(v)
-		case "Umask":
-			if m, err := strconv.ParseUint(v, 8, 32); err == nil {
-				t.umask = int(m)
-			}
-		}
-	}
-	return t.tgid > 0 && t.umask >= 0
+	_, rest, _ := strings.Cut(string(b), "\nTgid:")
+	v, _, _ := strings.Cut(rest, "\n")
+	t.tgid, _ = strconv.Atoi(strings.TrimSpace(v))
+	return t.tgid > 0
 }
 
 // str reads a path the call names.
@@ -261,7 +263,7 @@ func (t *task) str(addr uint64) (string, syscall.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
-	s, ok := seccomp.ReadString(t.tid, addr, unix.PathMax)
+	s, ok := readString(t.tid, addr, unix.PathMax)
 	if !ok {
 		return "", unix.EFAULT
 	}
@@ -355,11 +357,16 @@ func (t *task) locateIn(base func(dir string) (int, string, syscall.Errno), p st
 // link: only the /proc magic links of the command (see base) are taken,
 // and only where a path begins with one.
 func (t *task) walk(base int, rest string) (int, syscall.Errno) {
-	if rest == "" {
-		rest = "."
+	if rest == "" || rest == "." {
+		// The directory itself (the kernel, too, fails a later call with
+		// ENOTDIR when it is none).
+		return base, 0
 	}
-	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS}
 	fd, err := unix.Openat2(base, rest, &how)
+	if err == unix.ELOOP {
+		return t.walkLinks(base, rest) // see walk_links_linux.go
+	}
 	if err != nil {
 		return -1, err.(syscall.Errno)
 	}
@@ -379,7 +386,7 @@ func (t *task) base(dirfd int32, p string) (int, string, syscall.Errno) {
 			}
 			link = "fd/" + strconv.Itoa(int(dirfd))
 		}
-		fd, err := unix.Open("/proc/"+strconv.Itoa(t.tid)+"/"+link, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := openLink(unix.AT_FDCWD, "/proc/"+strconv.Itoa(t.tid)+"/"+link)
 		if err != nil {
 			if err == unix.ENOENT {
 				err = unix.EBADF
@@ -471,7 +478,7 @@ func (t *task) magic(p string) (fd int, rest string, ok bool, errno syscall.Errn
 	if errno != 0 {
 		return -1, "", true, errno
 	}
-	lfd, err := unix.Openat(pd, link, unix.O_PATH|unix.O_CLOEXEC, 0)
+	lfd, err := openLink(pd, link)
 	if err != nil {
 		return -1, "", true, err.(syscall.Errno)
 	}
@@ -519,11 +526,25 @@ func numeric(s string) bool {
 // asCommand sets the thread's umask to the command's for a call that
 // creates with a mode.
 func (t *task) asCommand() syscall.Errno {
-	if !t.status() {
+	m, ok := t.c.umasks.of(t.tid)
+	if !ok {
 		return unix.ESRCH
 	}
-	unix.Umask(t.umask)
+	if m != t.c.umask {
+		unix.Umask(m)
+		t.c.umask = m
+	}
 	return 0
+}
+
+// servesUmask lets a umask call of the command go on, and follows it.
+func (c *creator) servesUmask(n seccomp.Notification) bool {
+	if c == nil || n.Nr != unix.SYS_UMASK {
+		return false
+	}
+	c.umasks.changing(n.Pid, n)
+	seccomp.Continue(c.listener, n.ID)
+	return true
 }
 
 // refuse answers a call that would create the protected entry name in dir
@@ -563,8 +584,8 @@ func mounting(f func() error) error {
 //
 // Preconditions: the command and everything it started are gone.
 func landCreated(planted *guard.Session) {
-	if planted == nil {
-		return
+	if !planted.Created() {
+		return // no thread to start
 	}
 	done := make(chan struct{})
 	go func() {

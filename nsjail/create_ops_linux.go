@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/guard"
 )
 
 // The calls the creator performs, each as the kernel would for the
@@ -47,10 +49,9 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 	cloexec := flags&unix.O_CLOEXEC != 0
 	through := false // a link on the way has a protected name
 	for hops := 0; hops <= 40; hops++ {
-		dir := dirPath(pl.dir)
-		name, protected := c.protects(pl, dir)
+		dir, name, protected := c.protects(pl)
 		through = through || protected
-		fl := flags | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC | unix.O_NONBLOCK
+		fl := flags | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
 		if through {
 			// Never create here: a new entry under a protected name is
 			// staged, and none is made through a link that has one.
@@ -59,11 +60,20 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 				return errnoAnswer(unix.EEXIST)
 			}
 		}
+		if a, no := c.refusedNew(pl); no && fl&unix.O_CREAT != 0 {
+			return a
+		}
+		if !newFile(fl) {
+			fl |= unix.O_NONBLOCK // a FIFO must not hold up the listener
+		}
 		fd, err := unix.Openat(pl.dir, pl.name, fl, mode)
 		switch {
 		case err == nil:
-			return c.opened(t, fd, flags, cloexec, pl)
+			return c.opened(t, fd, flags, fl&unix.O_NONBLOCK != 0 && flags&unix.O_NONBLOCK == 0, cloexec, pl)
 		case err == unix.ELOOP && flags&(unix.O_NOFOLLOW|unix.O_EXCL) == 0:
+			if dir == "" {
+				dir = dirPath(pl.dir)
+			}
 			if procFdDir(dir) {
 				return c.reopen(t, dir, pl.name, flags, cloexec)
 			}
@@ -76,7 +86,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			if protected {
 				return c.stageFile(t, pl, dir, name, flags, mode, cloexec)
 			}
-			return c.refuse(dir, pl.name, "a new entry through a symlink with a protected name", unix.EPERM)
+			return c.refuse(dirPath(pl.dir), pl.name, "a new entry through a symlink with a protected name", unix.EPERM)
 		case err == unix.ENXIO && flags&unix.O_NONBLOCK == 0:
 			c.blockingOpen(t, pl, flags, cloexec, false) // a FIFO with no reader yet
 			return gone
@@ -85,6 +95,33 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 		}
 	}
 	return errnoAnswer(unix.ELOOP)
+}
+
+// protects tells whether the entry pl names is protected (see
+// guard.Session.Protects), and by which name, with the path of its
+// directory. The path is read only for a name that may be protected.
+func (c *creator) protects(pl place) (dir, name string, ok bool) {
+	if !c.sess.MayProtect(pl.name) {
+		return c.inPlaceholder(pl)
+	}
+	dir = dirPath(pl.dir)
+	if name, ok = c.sess.Protects(dir, pl.name); !ok {
+		return c.gitPart(pl, dir)
+	}
+	return dir, name, ok
+}
+
+// holds is protects for a name that a directory renamed there could bring
+// a protected entry under (guard.Session.HoldsProtected).
+func (c *creator) holds(pl place) (dir, name string, ok bool) {
+	if !c.sess.MayProtect(pl.name) {
+		return c.inPlaceholder(pl)
+	}
+	dir = dirPath(pl.dir)
+	if name, ok = c.sess.HoldsProtected(dir, pl.name); !ok {
+		return c.gitPart(pl, dir)
+	}
+	return dir, name, ok
 }
 
 func exists(pl place) bool {
@@ -121,13 +158,15 @@ func (t *task) follow(pl place) (place, syscall.Errno) {
 
 // opened checks a file the creator opened for the command, and answers
 // with it.
-func (c *creator) opened(t *task, fd, flags int, cloexec bool, pl place) answer {
+//
+// nonblock says the creator added O_NONBLOCK to flags to open it.
+func (c *creator) opened(t *task, fd, flags int, nonblock, cloexec bool, pl place) answer {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return failed(err)
 	}
-	if errno := mayOpen(fd, &st, flags); errno != 0 {
+	if errno := mayOpen(fd, &st, flags, c.procDevs); errno != 0 {
 		unix.Close(fd)
 		return errnoAnswer(errno)
 	}
@@ -138,19 +177,25 @@ func (c *creator) opened(t *task, fd, flags int, cloexec bool, pl place) answer 
 		c.blockingOpen(t, pl, flags, cloexec, false)
 		return gone
 	}
-	if flags&unix.O_NONBLOCK == 0 {
-		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
-			unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
-		}
+	if nonblock {
+		// What the file's flags are without it: of those F_SETFL sets,
+		// open took these from flags (O_ASYNC it leaves to fcntl).
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&(unix.O_APPEND|unix.O_DIRECT|unix.O_NOATIME))
 	}
 	return answer{file: fd, cloexec: cloexec}
+}
+
+// newFile tells whether an open with flags makes a new regular file or
+// fails: never a FIFO that would wait for its other end.
+func newFile(flags int) bool {
+	return flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
 }
 
 // mayOpen refuses what Landlock refuses the command among files the mount
 // tree lets it open: writing device nodes other than the few granted, and
 // anything of /proc (where the init's own files would be the init's to
-// open).
-func mayOpen(fd int, st *unix.Stat_t, flags int) syscall.Errno {
+// open). known, when not nil, keeps what was learnt of each device.
+func mayOpen(fd int, st *unix.Stat_t, flags int, known map[uint64]bool) syscall.Errno {
 	writes := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFCHR:
@@ -160,11 +205,20 @@ func mayOpen(fd int, st *unix.Stat_t, flags int) syscall.Errno {
 	case unix.S_IFBLK:
 		return unix.EACCES
 	}
-	var sf unix.Statfs_t
-	if err := unix.Fstatfs(fd, &sf); err != nil {
-		return err.(syscall.Errno)
+	proc, ok := known[st.Dev]
+	if !ok {
+		var sf unix.Statfs_t
+		if err := unix.Fstatfs(fd, &sf); err != nil {
+			return err.(syscall.Errno)
+		}
+		// A device number names one file system while it is mounted, and
+		// the command mounts none.
+		proc = sf.Type == unix.PROC_SUPER_MAGIC
+		if known != nil {
+			known[st.Dev] = proc
+		}
 	}
-	if sf.Type == unix.PROC_SUPER_MAGIC {
+	if proc {
 		return unix.EACCES
 	}
 	return 0
@@ -195,16 +249,17 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	if !ok {
 		return errnoAnswer(unix.ENOENT)
 	}
-	fd, err := unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_PATH, 0)
+	link, err := openLink(pd, "fd/"+name)
 	if err != nil {
 		return failed(err)
 	}
-	ok = modeWithin(flags, held) || sandboxWritable(fd)
-	unix.Close(fd)
-	if !ok {
+	t.keep(link)
+	if !modeWithin(flags, held) && !sandboxWritable(link) {
 		return errnoAnswer(unix.EACCES)
 	}
-	fd, err = unix.Openat(pd, "fd/"+name, flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	// Opened again through the init's own descriptor, with the command's
+	// permissions alone.
+	fd, err := unix.Open(selfFd(link), flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return failed(err)
 	}
@@ -215,18 +270,13 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFIFO && flags&unix.O_NONBLOCK == 0 {
 		unix.Close(fd)
-		dfd, err := unix.Openat(pd, "fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return failed(err)
-		}
-		t.keep(dfd)
-		c.blockingOpen(t, place{dir: dfd, name: name}, flags, cloexec, true)
+		c.blockingOpen(t, place{dir: link}, flags, cloexec, true)
 		return gone
 	}
 	if flags&unix.O_NONBLOCK == 0 {
-		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
-			unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
-		}
+		// What the file's flags are without it: of those F_SETFL sets,
+		// open took these from flags (O_ASYNC it leaves to fcntl).
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&(unix.O_APPEND|unix.O_DIRECT|unix.O_NOATIME))
 	}
 	return answer{file: fd, cloexec: cloexec}
 }
@@ -263,7 +313,11 @@ func sandboxWritable(fd int) bool {
 // fdFlags reads the open flags of descriptor name of the process whose
 // /proc directory is pd.
 func fdFlags(pd int, name string) (int, bool) {
-	fd, err := unix.Openat(pd, "fdinfo/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	var fd int
+	err := ptraced(func() (err error) {
+		fd, err = unix.Openat(pd, "fdinfo/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return 0, false
 	}
@@ -292,7 +346,8 @@ func modeWithin(flags, held int) bool {
 }
 
 // blockingOpen opens pl, which may wait for the other end of a FIFO, on a
-// thread of its own, and answers the call from there.
+// thread of its own, and answers the call from there; with magic, pl.dir
+// is the file itself, opened O_PATH, reopened through /proc/self/fd.
 func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool) {
 	dir, err := unix.Dup(pl.dir)
 	if err != nil {
@@ -307,17 +362,20 @@ func (c *creator) blockingOpen(t *task, pl place, flags int, cloexec, magic bool
 			return
 		}
 		fl := flags&^(unix.O_CREAT|unix.O_EXCL) | unix.O_NOCTTY | unix.O_CLOEXEC
-		if !magic {
-			fl |= unix.O_NOFOLLOW
+		var fd int
+		var err error
+		if magic {
+			fd, err = unix.Open(selfFd(dir), fl, 0)
+		} else {
+			fd, err = unix.Openat(dir, name, fl|unix.O_NOFOLLOW, 0)
 		}
-		fd, err := unix.Openat(dir, name, fl, 0)
 		if err != nil {
 			failID(c, id, err.(syscall.Errno))
 			return
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err == nil {
-			if errno := mayOpen(fd, &st, flags); errno != 0 {
+			if errno := mayOpen(fd, &st, flags, nil); errno != 0 {
 				unix.Close(fd)
 				failID(c, id, errno)
 				return
@@ -340,9 +398,11 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return gone
 	}
 	mode := uint32(mode64) & 0o7777
-	dir := dirPath(pl.dir)
-	if name, protected := c.protectsDir(pl, dir); protected {
-		return c.stageDir(pl, dir, name, mode)
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if dir, name, protected := c.protects(pl); protected && name != guard.HeadName {
+		return c.stageDir(pl, dir, name, mode) // a directory named HEAD is no git's HEAD
 	}
 	return answerOf(unix.Mkdirat(pl.dir, pl.opName(), mode))
 }
@@ -365,8 +425,13 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 		}
 		return errnoAnswer(unix.EPERM)
 	}
-	dir := dirPath(pl.dir)
-	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
+	if mode&unix.S_IFMT == unix.S_IFSOCK && c.noSockets {
+		return errnoAnswer(unix.EACCES) // as Landlock, which grants none
+	}
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a FIFO or socket", unix.EPERM)
 	}
 	return answerOf(unix.Mknodat(pl.dir, pl.opName(), mode, int(dev)))
@@ -384,8 +449,13 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	if !t.valid() {
 		return gone
 	}
-	dir := dirPath(pl.dir)
-	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if a, no := c.intoObjects(pl, true, false); no {
+		return a
+	}
+	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a symlink", unix.EPERM)
 	}
 	return answerOf(unix.Symlinkat(target, pl.dir, pl.opName()))
@@ -411,8 +481,17 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	if !t.valid() {
 		return gone
 	}
-	dir := dirPath(pl.dir)
-	if name, protected := c.protects(pl, dir); protected && !exists(pl) {
+	if a, no := c.refusedNew(pl); no {
+		return a
+	}
+	if c.sess.BindsObjects() {
+		if isLink, _ := kindAt(src, ""); isLink {
+			if a, no := c.intoObjects(pl, true, false); no {
+				return a
+			}
+		}
+	}
+	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a hard link", unix.EPERM)
 	}
 	return answerOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src), pl.dir, pl.opName(), unix.AT_SYMLINK_FOLLOW))
@@ -436,7 +515,6 @@ func (t *task) linkSource(dirfd int32, p string, flags int) (int, syscall.Errno)
 		return -1, errno
 	}
 	for hops := 0; hops <= 40; hops++ {
-		dir := dirPath(pl.dir)
 		fd, err := unix.Openat(pl.dir, pl.opName(), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, err.(syscall.Errno)
@@ -446,12 +524,12 @@ func (t *task) linkSource(dirfd int32, p string, flags int) (int, syscall.Errno)
 		if flags&unix.AT_SYMLINK_FOLLOW == 0 || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			return fd, 0
 		}
-		if procFdDir(dir) {
+		if dir := dirPath(pl.dir); procFdDir(dir) {
 			pd, errno := t.processDir(strings.TrimSuffix(dir, "/fd"))
 			if errno != 0 {
 				return -1, errno
 			}
-			mfd, err := unix.Openat(pd, "fd/"+pl.name, unix.O_PATH|unix.O_CLOEXEC, 0)
+			mfd, err := openLink(pd, "fd/"+pl.name)
 			if err != nil {
 				return -1, err.(syscall.Errno)
 			}
@@ -484,16 +562,20 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 	if !t.valid() {
 		return gone
 	}
-	toDir := dirPath(to.dir)
-	if name, protected := c.holdsProtected(to, toDir); protected {
+	if a, no := c.refusedNew(to); no {
+		return a
+	}
+	if a, no := c.movedIntoObjects(from, to, flags); no {
+		return a
+	}
+	if toDir, name, protected := c.holds(to); protected {
 		if a, ok := c.renameFile(from, to, toDir, flags); ok {
 			return a
 		}
 		return c.refuse(toDir, to.name, "renamed onto a protected name ("+name+"; copy it there instead)", unix.EXDEV)
 	}
 	if flags&unix.RENAME_EXCHANGE != 0 {
-		fromDir := dirPath(from.dir)
-		if name, protected := c.holdsProtected(from, fromDir); protected {
+		if fromDir, name, protected := c.holds(from); protected {
 			return c.refuse(fromDir, from.name, "exchanged with another entry ("+name+")", unix.EXDEV)
 		}
 	}
@@ -510,7 +592,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	if flags&^unix.RENAME_NOREPLACE != 0 || to.trailing {
 		return answer{}, false
 	}
-	if _, exact := c.protects(to, toDir); !exact {
+	if _, _, exact := c.protects(to); !exact {
 		return answer{}, false
 	}
 	var src unix.Stat_t
@@ -645,7 +727,7 @@ func (c *creator) stageFile(t *task, pl place, dir, name string, flags int, mode
 	if err != nil {
 		return failed(err)
 	}
-	return c.opened(t, fd, flags, cloexec, pl)
+	return c.opened(t, fd, flags, false, cloexec, pl)
 }
 
 // stageNew makes the placeholder of a new protected file and mounts a

@@ -104,6 +104,10 @@ type Landlock struct {
 	// network namespace, except connect to the ports in ConnectTCP.
 	DenyTCP    bool
 	ConnectTCP []uint16 `json:",omitempty"`
+	// NoSockets grants no right to make socket files (MAKE_SOCK), for a
+	// command that may not make unix sockets: a socketpair's socket would
+	// still bind to a name.
+	NoSockets bool `json:",omitempty"`
 }
 
 // Jail starts commands in sandboxes built from one Options.
@@ -149,8 +153,8 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare, ConnectOnly: o.ConnectOnly,
-		NoGuard: testhook.Disabled(testhook.Guard),
-		Limits:  o.Limits, PidsRlimit: o.PidsRlimit,
+		NoGuard: testhook.Disabled(testhook.Guard), NoPtrace: testhook.Disabled(testhook.Ptrace),
+		Limits: o.Limits, PidsRlimit: o.PidsRlimit,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	nameSeccomp(&j.setup)
 	switch {

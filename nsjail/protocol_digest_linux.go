@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "5c604a865ac67aa1"
+const protocolDigest = "e55aadbc7b67c80f"

@@ -52,6 +52,10 @@ type setup struct {
 	// watchMounts): set only by the module's own tests, through
 	// internal/testhook, to show what the guard prevents.
 	NoGuard bool `json:",omitempty"`
+	// NoPtrace keeps CAP_SYS_PTRACE from the init's listener (see
+	// ptraced): set only by the module's own tests, through
+	// internal/testhook, to show what it is for.
+	NoPtrace bool `json:",omitempty"`
 	// Limits are the rlimits and tmpfs sizes of the command (the sizes are
 	// in Plan already); PidsRlimit says RLIMIT_NPROC counts only the
 	// sandbox's tasks, so that the pids limit is set as one.

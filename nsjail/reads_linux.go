@@ -61,7 +61,7 @@ func opensToWrite(n seccomp.Notification, call seccomp.ReadCall) bool {
 		return n.Args[call.FlagsArg]&seccomp.WriteFlags != 0
 	case call.HowArg >= 0:
 		var b [8]byte
-		if !seccomp.ReadMemory(n.Pid, n.Args[call.HowArg], b[:]) {
+		if !readMemory(n.Pid, n.Args[call.HowArg], b[:]) {
 			return true
 		}
 		return binary.NativeEndian.Uint64(b[:])&seccomp.WriteFlags != 0

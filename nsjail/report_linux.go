@@ -220,7 +220,7 @@ func (l *listener) serve(n seccomp.Notification) {
 			Match: unix.ErrnoName(errno), Process: process})
 		return
 	}
-	if l.serveNet(n) || l.serveAlso(n) {
+	if l.serveNet(n) || l.serveAlso(n) || l.serveBind(n) || l.create.servesUmask(n) {
 		return
 	}
 	call, ok := l.calls[n.Nr]
@@ -235,12 +235,18 @@ func (l *listener) serve(n seccomp.Notification) {
 		return
 	}
 	var paths []string
-	if l.reporting {
-		paths = l.paths(n, call)
-	}
 	if l.create.creates(n, call) {
-		l.create.serve(n, call)
+		// A call performed here that succeeded was the command's to make:
+		// only one that failed is judged.
+		var failing func()
+		if l.reporting {
+			failing = func() { paths = l.paths(n, call) }
+		}
+		l.create.serve(n, call, failing)
 	} else {
+		if l.reporting {
+			paths = l.paths(n, call)
+		}
 		seccomp.Continue(l.fd, n.ID)
 	}
 	for _, p := range paths {
@@ -257,7 +263,7 @@ func (l *listener) paths(n seccomp.Notification, call seccomp.WriteCall) []strin
 	}
 	var out []string
 	for _, a := range call.Paths {
-		p, ok := seccomp.ReadString(n.Pid, n.Args[a.Path], unix.PathMax)
+		p, ok := readString(n.Pid, n.Args[a.Path], unix.PathMax)
 		if !ok || p == "" {
 			continue // an empty path names the descriptor (AT_EMPTY_PATH)
 		}
@@ -266,7 +272,7 @@ func (l *listener) paths(n seccomp.Notification, call seccomp.WriteCall) []strin
 			if a.Dir >= 0 && int32(n.Args[a.Dir]) != unix.AT_FDCWD {
 				dir = "fd/" + strconv.Itoa(int(int32(n.Args[a.Dir])))
 			}
-			base, err := os.Readlink("/proc/" + strconv.Itoa(n.Pid) + "/" + dir)
+			base, err := readLink("/proc/" + strconv.Itoa(n.Pid) + "/" + dir)
 			if err != nil || !path.IsAbs(base) {
 				continue // a directory that has no name here ("pipe:", deleted)
 			}
@@ -282,7 +288,7 @@ func (l *listener) paths(n seccomp.Notification, call seccomp.WriteCall) []strin
 // as a write: a hint like any other.
 func openHowWrites(n seccomp.Notification) bool {
 	var b [8]byte
-	if !seccomp.ReadMemory(n.Pid, n.Args[2], b[:]) {
+	if !readMemory(n.Pid, n.Args[2], b[:]) {
 		return true
 	}
 	return binary.NativeEndian.Uint64(b[:])&seccomp.WriteFlags != 0
@@ -352,7 +358,10 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	if err != nil {
 		return nil
 	}
+	creates := createsNames(s, planted)
 	w.Also = alsoOf(s, report)
+	w.Also.Binds = creates && stopsBinds(s)
+	w.Also.Umask = creates
 	prog, err := watchProgram(w, report)
 	if err == nil {
 		prog, err = withConnects(s, prog)
@@ -363,7 +372,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	}
 	// Before the filter: the thread's own calls stop there.
 	var create *creator
-	if createsNames(s, planted) {
+	if creates {
 		create = newCreator(s, planted)
 	}
 	fd, err := seccomp.LoadListener(prog)

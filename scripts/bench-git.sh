@@ -2,16 +2,19 @@
 # The cost of guarding git: a commit inside a sandbox on a repository with
 # about 10k objects, against the same commit under bubblewrap with the same
 # isolation as scripts/bench.sh gives it (read-only root, the workspace
-# writable, /dev, /proc, a private /tmp, user and PID namespaces). Run by
-# `make bench` after `make build`. As root it measures as the unprivileged
-# user corral-test, as agents run.
+# writable, /dev, /proc, a private /tmp, user and PID namespaces), through
+# `corral run` and through the library as agents link it (sandboxes built
+# ahead; BenchmarkGitCommit/paired in integration/). Run by `make bench`
+# after `make build`. As root it measures as the unprivileged user
+# corral-test, as agents run.
 #
-# Environment: HYPERFINE_RUNS runs per command (default 60).
+# Environment: HYPERFINE_RUNS runs per command (default 60), also the
+# number of commit pairs through the library.
 set -euo pipefail
 
 corral=${1:-bin/corral}
 runs=${HYPERFINE_RUNS:-60}
-for tool in hyperfine bwrap git; do
+for tool in hyperfine bwrap git go; do
   command -v "$tool" >/dev/null || { echo "bench-git: $tool not found on PATH" >&2; exit 1; }
 done
 [ -x "$corral" ] || { echo "bench-git: $corral not built (run make build)" >&2; exit 1; }
@@ -24,6 +27,8 @@ cp "$corral" "$dir/corral"
 # from (make build builds both).
 init_helper=$(dirname "$corral")/corral-init
 if [ -x "$init_helper" ]; then cp "$init_helper" "$dir/corral-init"; fi
+# The library's measurement is a benchmark of the integration tests.
+CGO_ENABLED=0 go test -c -o "$dir/integration.test" ./integration/
 ws=$dir/ws
 # HOME lies beside the workspace: corral refuses a workspace that is the
 # home or holds it.
@@ -62,6 +67,11 @@ as_user hyperfine -N --warmup 5 --runs "$runs" --export-json "$dir/git.json" \
   -n bwrap-no-commit "$bwrap sh -c 'echo x >> d1/f1'" \
   -n corral-no-commit "$dir/corral run -- sh -c 'echo x >> d1/f1'"
 as_user git fsck --no-dangling >/dev/null || { echo "bench-git: the repository is damaged" >&2; exit 1; }
+# Through the library: one commit in a sandbox built ahead, then the same
+# under bubblewrap, in turn; the medians of each and of the pairs' ratios.
+lib=$(cd "$dir" && as_user env TMPDIR="$dir" ./integration.test -test.run '^$' \
+  -test.bench 'BenchmarkGitCommit/paired' -test.benchtime "${runs}x" | grep 'BenchmarkGitCommit/paired') ||
+  { echo "bench-git: BenchmarkGitCommit/paired did not run (see: $dir/integration.test -test.bench GitCommit -test.v)" >&2; exit 1; }
 # Medians: the machine may be shared, and the mean follows its outliers.
 awk '
   /"command":/ { gsub(/[",]/, "", $2); name = $2 }
@@ -74,3 +84,8 @@ awk '
     printf "bench-git: without the commit: bwrap %.1f ms, corral %.1f ms (start-up, the walks at start and exit)\n",
       m["bwrap-no-commit"], m["corral-no-commit"]
   }' "$dir/git.json"
+echo "$lib" | awk '{
+  for (i = 1; i < NF; i++) m[$(i + 1)] = $i
+  printf "bench-git: through the library, %s pairs: median commit: bwrap %.1f ms, corral %.1f ms (median ratio %.2fx; target <= 1.2x)\n",
+    $2, m["bwrap-ms"], m["corral-ms"], m["ratio"]
+}'

@@ -14,15 +14,33 @@ type Also struct {
 	// Execs stops execve and execveat: the listener sees the command's
 	// first program start before it runs a single instruction.
 	Execs bool
+	// Binds stops bind, for a listener that performs it: a unix socket's
+	// bind creates a name, and its address lies in memory another thread
+	// may change, as the descriptor's number may be made to name another
+	// socket, before the kernel reads them again.
+	Binds bool
+	// Umask stops umask: a listener that performs calls for the command
+	// follows its umask without reading it from /proc each time.
+	Umask bool
 }
 
 // calls are the numbers stopped beyond the write calls and the opens.
 func (a Also) calls() []uint32 {
-	if !a.Reads && !a.Execs {
-		return nil
+	var nrs []uint32
+	if a.Reads || a.Execs {
+		nrs = execNrs()
 	}
-	return execNrs()
+	if a.Binds {
+		nrs = append(nrs, unix.SYS_BIND)
+	}
+	if a.Umask {
+		nrs = append(nrs, unix.SYS_UMASK)
+	}
+	return nrs
 }
+
+// IsBind tells whether call number nr is bind.
+func IsBind(nr uint32) bool { return nr == unix.SYS_BIND }
 
 func execNrs() []uint32 { return []uint32{unix.SYS_EXECVE, unix.SYS_EXECVEAT} }
 

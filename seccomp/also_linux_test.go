@@ -10,8 +10,8 @@ import (
 )
 
 // What each notify program stops beyond the write calls: with Reads every
-// open and the execs, with Execs the execs alone, and ExecProgram the
-// execs and nothing else.
+// open and the execs, with Execs the execs alone, with Binds bind, and
+// ExecProgram the execs and nothing else.
 func TestNotifyAlso(t *testing.T) {
 	if notifyArch == 0 {
 		t.Skip("no table of write calls for " + runtime.GOARCH)
@@ -30,6 +30,8 @@ func TestNotifyAlso(t *testing.T) {
 		mkdirat   = call{"mkdirat", unix.SYS_MKDIRAT, [6]uint64{}}
 		read      = call{"read", unix.SYS_READ, [6]uint64{}}
 		newstat   = call{"newfstatat", unix.SYS_NEWFSTATAT, [6]uint64{}}
+		bind      = call{"bind", unix.SYS_BIND, [6]uint64{}}
+		createOp  = call{"openat create", unix.SYS_OPENAT, [6]uint64{2: unix.O_CREAT | unix.O_WRONLY}}
 	)
 	exec, err := ExecProgram()
 	require.NoError(t, err)
@@ -38,7 +40,13 @@ func TestNotifyAlso(t *testing.T) {
 		prog func() ([]unix.SockFilter, error)
 		want map[call]uint32
 	}{
-		{"writes", NotifyProgram, map[call]uint32{readOpen: allow, writeOpen: notify, execve: allow, execveat: allow, mkdirat: notify, read: allow, newstat: allow}},
+		{"writes", NotifyProgram, map[call]uint32{readOpen: allow, writeOpen: notify, execve: allow, execveat: allow, mkdirat: notify, read: allow, newstat: allow, bind: allow}},
+		{"writes and binds", func() ([]unix.SockFilter, error) { return notifyProgram(Also{Binds: true}) },
+			map[call]uint32{readOpen: allow, writeOpen: notify, execve: allow, mkdirat: notify, read: allow, bind: notify}},
+		{"creates", func() ([]unix.SockFilter, error) { return CreateProgram(Also{}) },
+			map[call]uint32{writeOpen: allow, createOp: notify, mkdirat: notify, bind: allow}},
+		{"creates and binds", func() ([]unix.SockFilter, error) { return CreateProgram(Also{Binds: true}) },
+			map[call]uint32{writeOpen: allow, createOp: notify, mkdirat: notify, execve: allow, bind: notify}},
 		{"reads", func() ([]unix.SockFilter, error) { return notifyProgram(Also{Reads: true}) },
 			map[call]uint32{readOpen: notify, writeOpen: notify, execve: notify, execveat: notify, mkdirat: notify, read: allow, newstat: allow}},
 		{"execs", func() ([]unix.SockFilter, error) { return notifyProgram(Also{Execs: true}) },

@@ -3,6 +3,7 @@ package seccomp
 import (
 	"bytes"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -68,7 +69,12 @@ func Valid(fd int, id uint64) bool { return idValid(fd, id) == nil }
 // thread pid's memory. It reads page by page, so a string ending just
 // before an unmapped page is still read.
 func ReadString(pid int, addr uint64, max int) (string, bool) {
-	buf := make([]byte, max)
+	bp := stringBufs.Get().(*[]byte)
+	defer stringBufs.Put(bp)
+	if cap(*bp) < max {
+		*bp = make([]byte, max)
+	}
+	buf := (*bp)[:max]
 	got := 0
 	for got < max {
 		chunk := min(max-got, pageSize-int((addr+uint64(got))%pageSize))
@@ -86,6 +92,9 @@ func ReadString(pid int, addr uint64, max int) (string, bool) {
 	}
 	return "", false // longer than max: no path the kernel would take
 }
+
+// stringBufs are ReadString's buffers, a path's worth each.
+var stringBufs = sync.Pool{New: func() any { b := make([]byte, unix.PathMax); return &b }}
 
 // pageSize is the smallest page size of the architectures here; reading
 // in smaller steps than the real page only costs a call more.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,9 @@ type created struct {
 	// to fill once it has moved a directory their content would make a
 	// repository out of the host's sight (see Session.landHeads).
 	heads []stagedHead
+	// placeholders are the host's placeholders of the staged directories,
+	// with the names they were staged under (see InPlaceholder).
+	placeholders map[identity]string
 }
 
 // stagedHead is a HEAD the command made: its placeholder on the host and
@@ -59,6 +63,25 @@ type createdEntry struct {
 // it has the roots' clones and a tmpfs, and some name is in force.
 func (s *Session) Stages() bool {
 	return s != nil && s.degraded == nil && len(s.names) > 0 && len(s.roots) > 0
+}
+
+// MayProtect tells whether Protects, HoldsProtected, StagesHead or Refuses
+// could hold for an entry called name in some directory: whether name is an
+// element of a name in force, HEAD where git is guarded, or one Refuses
+// refuses. The creator asks it first, which costs no look at the
+// directory's path.
+func (s *Session) MayProtect(name string) bool {
+	if s.parts == nil {
+		s.parts = map[string]bool{}
+		for _, n := range slices.Concat(s.names, alternates) {
+			for _, p := range strings.Split(n, "/") {
+				s.parts[p] = true
+			}
+		}
+		// A HEAD is staged where git is guarded (see StagesHead).
+		s.parts[HeadName] = s.gitInForce()
+	}
+	return s.parts[name]
 }
 
 // Protects tells whether a new entry name in directory dir (an absolute,
@@ -148,6 +171,7 @@ func (s *Session) Staged(placeholder, content int, dir bool) bool {
 	s.created.entries = append(s.created.entries, createdEntry{placeholder, content, dir})
 	if dir {
 		s.stagedDev(content)
+		s.placeholder(placeholder)
 	}
 	return true
 }
@@ -176,6 +200,17 @@ func (s *Session) Refused(p, why string) {
 
 // StagingTmpfs is the detached tmpfs staged content lives in, or -1.
 func (s *Session) StagingTmpfs() int { return s.tmpfs }
+
+// Created reports whether the command created a protected entry, which
+// Land has to put on the host.
+func (s *Session) Created() bool {
+	if s == nil {
+		return false
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return len(s.created.entries) > 0
+}
 
 // Land puts each staged entry's content into its placeholder on the host,
 // the mount over it removed, for Finish to hold as any new entry. It needs

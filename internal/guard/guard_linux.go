@@ -40,13 +40,18 @@ type Session struct {
 	// known are the listings Prepare read, by path relative to the root,
 	// for the walk at the start to take where a directory is unchanged.
 	known map[string]dirState
-	// anywhere are the names in force marked Anywhere; buf is the
+	// anywhere are the names in force marked Anywhere, parts the
+	// elements of every name in force (see MayProtect); buf is the
 	// walk's getdents buffer.
 	anywhere map[string]bool
+	parts    map[string]bool
 	buf      []byte
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
 	// readOnly are the entries Start bound read-only onto themselves.
 	readOnly []string
+	// objects are the host's objects directories bound into stages (see
+	// bindObjects).
+	objects []string
 	// created are the protected entries the command created (see Staged).
 	created created
 	// bare, when set, is called by walk for each bare repository found
@@ -551,6 +556,7 @@ func (s *Session) stageAll(dirs []string) error {
 			s.stagedDev(fd)
 			unix.Close(fd)
 		}
+		s.bindObjects(d, host)
 	}
 	return nil
 }
@@ -629,47 +635,30 @@ func (s *Session) Finish() []string {
 	landed := s.created.landed
 	out = append(out, s.created.notes...)
 	s.created.mu.Unlock()
-	for _, st := range s.stages {
-		out = append(out, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
+	// The walks below read the roots but no git directory, which is all
+	// the merges write: they go on meanwhile, and nothing is held before
+	// the merges are done.
+	merged := make(chan []string, 1)
+	go func() {
+		var dropped []string
+		for _, st := range s.stages {
+			dropped = append(dropped, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
+		}
+		merged <- dropped
+	}()
+	founds := make([][]string, len(s.roots))
+	for i, r := range s.roots {
+		founds[i] = s.walkAtExit(r, roots, landed)
 	}
+	out = append(out, <-merged...)
 	stamp := time.Now().UTC().Format("20060102T150405.000000000")
-	for _, r := range s.roots {
+	for i, r := range s.roots {
 		view := fmt.Sprintf("/proc/self/fd/%d", r.clone)
 		h := &holder{root: r.path, view: view, stamp: stamp, roots: roots}
-		var found []string
-		viewSkip := make([]string, 0, len(s.skip))
-		for _, k := range s.skip {
-			if pathtree.Within(k, r.path) {
-				viewSkip = append(viewSkip, view+strings.TrimPrefix(k, r.path))
-			}
-		}
-		var viewRoots []string
-		for _, o := range roots {
-			if o != r.path && pathtree.Within(o, r.path) {
-				viewRoots = append(viewRoots, view+strings.TrimPrefix(o, r.path))
-			}
-		}
-		w := &Session{names: s.names, skip: viewSkip, dirs: r.dirs, reuse: true}
-		isNew := func(p string, st *unix.Stat_t) {
-			if !s.seen[identityOf(st)] {
-				found = append(found, strings.TrimPrefix(p, view+"/"))
-			}
-		}
-		// A bare repository made by the command is held and rebuilt
-		// like a new .git directory.
-		w.bare = isNew
-		w.walk(view, view, viewRoots, isNew)
-		for _, p := range landed {
-			if s.rootOf(p) == r.path {
-				if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
-					found = append(found, rel)
-				}
-			}
-		}
 		// A repository made inside, its HEAD landed, before a .git file
 		// of a worktree of it is looked at.
-		out = append(out, s.landHeads(h, found)...)
-		for _, rel := range found {
+		out = append(out, s.landHeads(h, founds[i])...)
+		for _, rel := range founds[i] {
 			out = append(out, h.hold(rel)...)
 		}
 		if h.dir != "" { // left empty when all of a new repository landed
@@ -678,6 +667,44 @@ func (s *Session) Finish() []string {
 		}
 	}
 	return out
+}
+
+// walkAtExit returns the protected entries of root r that are new or were
+// replaced since Start, and those the command created there (landed), by
+// path relative to it.
+func (s *Session) walkAtExit(r root, roots, landed []string) []string {
+	view := fmt.Sprintf("/proc/self/fd/%d", r.clone)
+	var found []string
+	viewSkip := make([]string, 0, len(s.skip))
+	for _, k := range s.skip {
+		if pathtree.Within(k, r.path) {
+			viewSkip = append(viewSkip, view+strings.TrimPrefix(k, r.path))
+		}
+	}
+	var viewRoots []string
+	for _, o := range roots {
+		if o != r.path && pathtree.Within(o, r.path) {
+			viewRoots = append(viewRoots, view+strings.TrimPrefix(o, r.path))
+		}
+	}
+	w := &Session{names: s.names, skip: viewSkip, dirs: r.dirs, reuse: true}
+	isNew := func(p string, st *unix.Stat_t) {
+		if !s.seen[identityOf(st)] {
+			found = append(found, strings.TrimPrefix(p, view+"/"))
+		}
+	}
+	// A bare repository made by the command is held and rebuilt like a
+	// new .git directory.
+	w.bare = isNew
+	w.walk(view, view, viewRoots, isNew)
+	for _, p := range landed {
+		if s.rootOf(p) == r.path {
+			if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
+				found = append(found, rel)
+			}
+		}
+	}
+	return found
 }
 
 // Close releases what Start holds.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -115,28 +116,45 @@ func (s *Session) StagesHead(dirfd int, dir string) bool {
 	return !s.stagedDevs[st.Dev]
 }
 
-// InPlaceholder tells whether directory dirfd, at dir as the sandbox shows
-// it, is a protected directory that is not staged content: the host's
-// placeholder of a new one, reached through a descriptor the command took
-// before the tmpfs covered it, or an existing one bound read-only. A new
-// entry there is staged too (or fails, read-only), so nothing the command
-// makes in a placeholder reaches the host as it is. It returns the
-// directory's protected name.
-func (s *Session) InPlaceholder(dirfd int, dir string) (string, bool) {
-	if dir == "" || dir == "/" {
-		return "", false
-	}
-	name, ok := s.Protects(path.Dir(dir), path.Base(dir))
-	if !ok {
+// InPlaceholder tells whether directory dirfd is the host's placeholder
+// of a directory staged while the command runs, reached through a
+// descriptor the command took before the tmpfs covered it: a new entry
+// there is to be staged too, so nothing the command makes in a placeholder
+// reaches the host as it is. It returns the name the directory was staged
+// under, and costs nothing while no directory is staged.
+func (s *Session) InPlaceholder(dirfd int) (string, bool) {
+	s.created.mu.Lock()
+	none := len(s.created.placeholders) == 0
+	s.created.mu.Unlock()
+	if none {
 		return "", false
 	}
 	var st unix.Stat_t
 	if unix.Fstat(dirfd, &st) != nil {
-		return name, true
+		return "", false
 	}
 	s.created.mu.Lock()
 	defer s.created.mu.Unlock()
-	return name, !s.stagedDevs[st.Dev]
+	name, ok := s.created.placeholders[identityOf(&st)]
+	return name, ok
+}
+
+// placeholder records the host's placeholder of a staged directory.
+//
+// Preconditions: s.created.mu is held.
+func (s *Session) placeholder(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return
+	}
+	name := "a staged directory"
+	if where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil {
+		name = path.Base(where)
+	}
+	if s.created.placeholders == nil {
+		s.created.placeholders = map[identity]string{}
+	}
+	s.created.placeholders[identityOf(&st)] = name
 }
 
 // stagedDev records that the filesystem holding fd is staged content.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,5 +46,49 @@ func TestMergeReflogs(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, ents, 1, "no temporary file left")
 		})
+	}
+}
+
+// BenchmarkMerge merges what one commit on a repository of 10k files
+// leaves in a stage (four loose objects, the index of 720 KB, the branch,
+// two reflogs grown by a line, COMMIT_EDITMSG) from a tmpfs (/dev/shm,
+// where stages live) into a git directory on the file system of the
+// temporary directory.
+func BenchmarkMerge(b *testing.B) {
+	host := b.TempDir()
+	index := make([]byte, 720<<10)
+	for _, d := range []string{"objects/info", "refs/heads", "logs/refs/heads"} {
+		require.NoError(b, os.MkdirAll(filepath.Join(host, d), 0o755))
+	}
+	write := func(dir, rel string, data []byte) {
+		require.NoError(b, os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(dir, rel), data, 0o644))
+	}
+	write(host, "index", index)
+	write(host, "HEAD", []byte("ref: refs/heads/main\n"))
+	log := "0000 1111 a <a@example.com> 1 +0000\tcommit: x\n"
+	write(host, "logs/HEAD", []byte(log))
+	write(host, "logs/refs/heads/main", []byte(log))
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		upper, err := os.MkdirTemp("/dev/shm", "corral-merge-bench")
+		require.NoError(b, err)
+		for j := range 4 {
+			write(upper, fmt.Sprintf("objects/%02x/%038d", (i*4+j)%256, i*4+j), make([]byte, 200))
+		}
+		index[i%len(index)]++
+		write(upper, "index", index)
+		write(upper, "COMMIT_EDITMSG", []byte("x\n"))
+		write(upper, "refs/heads/main", []byte(fmt.Sprintf("%040d\n", i)))
+		grown, err := os.ReadFile(filepath.Join(host, "logs/HEAD"))
+		require.NoError(b, err)
+		grown = append(grown, log...)
+		write(upper, "logs/HEAD", grown)
+		write(upper, "logs/refs/heads/main", grown)
+		b.StartTimer()
+		require.Empty(b, Merge(upper, host, "/ws/.git", []string{"/ws"}))
+		b.StopTimer()
+		os.RemoveAll(upper)
+		b.StartTimer()
 	}
 }

@@ -42,6 +42,12 @@ func Disable[L ~string](layers ...L) (restore func()) {
 // can show what the guard prevents.
 const Guard = "mount guard"
 
+// Ptrace names the capability the init's listener raises to reach into a
+// command's process that made itself non-dumpable (its memory, its /proc
+// links, its descriptors). Disable(Ptrace) makes sandboxes built
+// afterwards go without it, so a test can show what it is for.
+const Ptrace = "listener ptrace"
+
 // Disabled reports whether layer is switched off.
 func Disabled(layer string) bool {
 	mu.Lock()
