@@ -131,8 +131,7 @@ func (c *creator) bindUnix(t *task, sock int, addr []byte, p string) answer {
 	if !t.valid() {
 		return gone
 	}
-	dir := dirPath(pl.dir)
-	if name, protected := c.sess.Protects(dir, pl.name); protected && !exists(pl) {
+	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
 		return c.refuse(dir, name, "a new protected entry made as a socket (bind)", unix.EACCES)
 	}
 	return answerOf(c.bindAt(t, sock, addr, p, pl))
