@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/corralhq/corral/internal/guard"
 	"github.com/corralhq/corral/internal/pathtree"
 )
 
@@ -47,10 +48,34 @@ func (s *spec) resolvePolicy(c Config) error {
 			return err
 		}
 	}
+	if !slices.Contains(c.AllowPlanting, guard.GitDir) {
+		if err := s.checkGitDirs(); err != nil {
+			return err
+		}
+	}
 	if err := s.resolvePolicyFiles(c.PolicyFiles); err != nil {
 		return err
 	}
 	return s.resolveCredentialStores(c.Reveal)
+}
+
+// checkGitDirs refuses a workspace or writable path that is itself a git
+// directory (a bare repository, or a .git given as the path): the guard
+// stages the git directories it finds in a writable root, and a root
+// cannot be staged in itself, so its config and hooks would be written
+// straight to the host, for git there to run later.
+func (s *spec) checkGitDirs() error {
+	for _, r := range s.roles() {
+		if r.field == "ReadOnlyPaths" || r.field == roBinds {
+			continue
+		}
+		if guard.GitDirAt(r.path) {
+			return &ConfigError{Field: r.field, Value: r.path, Err: ErrRefusedPath,
+				Reason: "is a git directory (its HEAD): the command could rewrite the config and hooks git runs there later; " +
+					"use the repository's work tree, or allow_planting \".git\" (AllowPlanting) to allow it"}
+		}
+	}
+	return nil
 }
 
 // roles lists every configured path that the command can see, with the

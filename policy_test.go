@@ -293,3 +293,30 @@ func TestRootHomeStore(t *testing.T) {
 	assert.False(t, skip, "unrelated")
 	assert.NoError(t, err)
 }
+
+// A workspace or writable path that is itself a git directory cannot be
+// staged in itself: it is refused unless AllowPlanting lists .git. A HEAD
+// git would not take, and a read-only git directory, are fine.
+func TestResolveRefusesAGitDirectoryRoot(t *testing.T) {
+	bare, work, inert := t.TempDir(), t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(inert, "HEAD"), []byte("notes\n"), 0o644))
+	for _, cfg := range []Config{
+		{Workspace: bare},
+		{Workspace: work, WritablePaths: []string{bare}},
+	} {
+		_, err := cfg.resolve()
+		require.ErrorIs(t, err, ErrRefusedPath)
+		assert.Contains(t, err.Error(), bare+": is a git directory")
+		cfg.AllowPlanting = []string{".git"}
+		_, err = cfg.resolve()
+		assert.NoError(t, err, "AllowPlanting .git allows it")
+	}
+	for _, ok := range []Config{
+		{Workspace: inert},
+		{Workspace: work, ReadOnlyPaths: []string{bare}},
+	} {
+		_, err := ok.resolve()
+		assert.NoError(t, err, "%+v", ok)
+	}
+}

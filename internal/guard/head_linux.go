@@ -67,24 +67,6 @@ func headOf(dir string) headState {
 	return inertHead
 }
 
-// validHead reports whether git would take b, a HEAD file's first bytes,
-// for a HEAD: "ref:" and a name under refs/, or an object name. It errs on
-// the side of yes.
-func validHead(b []byte) bool {
-	if rest, ok := bytes.CutPrefix(b, []byte("ref:")); ok {
-		return bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte("refs/"))
-	}
-	if len(b) < 40 {
-		return false
-	}
-	for _, c := range b[:40] {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // gitInForce reports whether the git guard is in force: .git is among the
 // names, which AllowPlanting can take out.
 func (s *Session) gitInForce() bool {
