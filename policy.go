@@ -72,7 +72,7 @@ func (s *spec) checkGitDirs() error {
 		if guard.GitDirAt(r.path) {
 			return &ConfigError{Field: r.field, Value: r.path, Err: ErrRefusedPath,
 				Reason: "is a git directory (its HEAD): the command could rewrite the config and hooks git runs there later; " +
-					"use the repository's work tree, or allow_planting \".git\" (AllowPlanting) to allow it"}
+					"use the repository's work tree, or list \".git\" in allow_planting (Config.AllowPlanting) to allow it"}
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ package integration
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -270,20 +269,13 @@ int main(int argc, char **argv) {
 // staged too. So the host's git finds no repository the command made, and
 // no task reaches a .vscode, while it runs; without the sandbox both do.
 func TestStagingPlaceholderRace(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("a C compiler is needed to race two threads")
-	}
 	for _, mode := range []string{"file", "dir"} {
 		t.Run(mode, func(t *testing.T) {
 			for _, boxed := range []bool{false, true} {
 				w := newWorld(t)
 				mark := filepath.Join(w.outside, "mark")
 				w.vars = append(w.vars, "MARK="+mark)
-				src := filepath.Join(w.outside, "racer.c")
-				require.NoError(t, os.WriteFile(src, []byte(placeholderRacer), 0o644))
-				out, err := exec.Command(cc, "-O1", "-pthread", "-o", filepath.Join(w.ws, "racer"), src).CombinedOutput()
-				require.NoError(t, err, string(out))
+				buildC(t, "racer", placeholderRacer, w.ws)
 				var cfg *corral.Config
 				if boxed {
 					c := w.config()

@@ -172,16 +172,9 @@ int main(int argc, char **argv) {
 // ever reaches the host under the protected name. Without the sandbox the
 // same program plants it.
 func TestCreatedNameRace(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("a C compiler is needed to race two threads on one buffer")
-	}
 	for _, boxed := range []bool{false, true} {
 		w := newWorld(t)
-		src := filepath.Join(w.outside, "racer.c")
-		require.NoError(t, os.WriteFile(src, []byte(racer), 0o644))
-		out, err := exec.Command(cc, "-O1", "-pthread", "-o", filepath.Join(w.ws, "racer"), src).CombinedOutput()
-		require.NoError(t, err, string(out))
+		buildC(t, "racer", racer, w.ws)
 		var cfg *corral.Config
 		if boxed {
 			c := w.config()

@@ -131,8 +131,8 @@ func (c *creator) bindUnix(t *task, sock int, addr []byte, p string) answer {
 	if !t.valid() {
 		return gone
 	}
-	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
-		return c.refuse(dir, name, "a new protected entry made as a socket (bind)", unix.EACCES)
+	if a, no := c.unstageable(pl, "a socket (bind)", unix.EACCES); no {
+		return a
 	}
 	return answerOf(c.bindAt(t, sock, addr, p, pl))
 }

@@ -542,7 +542,7 @@ func (c *creator) servesUmask(n seccomp.Notification) bool {
 	if c == nil || n.Nr != unix.SYS_UMASK {
 		return false
 	}
-	c.umasks.changing(n.Pid, n)
+	c.umasks.changing(n)
 	seccomp.Continue(c.listener, n.ID)
 	return true
 }

@@ -124,6 +124,20 @@ func (c *creator) holds(pl place) (dir, name string, ok bool) {
 	return dir, name, ok
 }
 
+// unstageable answers a call that would make pl, new, something no stage
+// can hold (what: a symlink, a hard link, a FIFO or socket) at a
+// protected name, or a name guard.Session.Refuses refuses: refused with errno
+// and recorded. ok is false for any other.
+func (c *creator) unstageable(pl place, what string, errno syscall.Errno) (a answer, ok bool) {
+	if a, no := c.refusedNew(pl); no {
+		return a, true
+	}
+	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
+		return c.refuse(dir, name, "a new protected entry made as "+what, errno), true
+	}
+	return answer{}, false
+}
+
 func exists(pl place) bool {
 	var st unix.Stat_t
 	return unix.Fstatat(pl.dir, pl.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
@@ -428,11 +442,8 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if mode&unix.S_IFMT == unix.S_IFSOCK && c.noSockets {
 		return errnoAnswer(unix.EACCES) // as Landlock, which grants none
 	}
-	if a, no := c.refusedNew(pl); no {
+	if a, no := c.unstageable(pl, "a FIFO or socket", unix.EPERM); no {
 		return a
-	}
-	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
-		return c.refuse(dir, name, "a new protected entry made as a FIFO or socket", unix.EPERM)
 	}
 	return answerOf(unix.Mknodat(pl.dir, pl.opName(), mode, int(dev)))
 }
@@ -449,14 +460,11 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	if !t.valid() {
 		return gone
 	}
-	if a, no := c.refusedNew(pl); no {
-		return a
-	}
 	if a, no := c.intoObjects(pl, true, false); no {
 		return a
 	}
-	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
-		return c.refuse(dir, name, "a new protected entry made as a symlink", unix.EPERM)
+	if a, no := c.unstageable(pl, "a symlink", unix.EPERM); no {
+		return a
 	}
 	return answerOf(unix.Symlinkat(target, pl.dir, pl.opName()))
 }
@@ -481,9 +489,6 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	if !t.valid() {
 		return gone
 	}
-	if a, no := c.refusedNew(pl); no {
-		return a
-	}
 	if c.sess.BindsObjects() {
 		if isLink, _ := kindAt(src, ""); isLink {
 			if a, no := c.intoObjects(pl, true, false); no {
@@ -491,8 +496,8 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 			}
 		}
 	}
-	if dir, name, protected := c.protects(pl); protected && !exists(pl) {
-		return c.refuse(dir, name, "a new protected entry made as a hard link", unix.EPERM)
+	if a, no := c.unstageable(pl, "a hard link", unix.EPERM); no {
+		return a
 	}
 	return answerOf(unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(src), pl.dir, pl.opName(), unix.AT_SYMLINK_FOLLOW))
 }

@@ -51,10 +51,10 @@ func newUmasks() *umasks {
 	return u
 }
 
-// changing is told of thread tid's umask call n, before it goes on.
-func (u *umasks) changing(tid int, n seccomp.Notification) {
+// changing is told of umask call n, before it goes on.
+func (u *umasks) changing(n seccomp.Notification) {
 	u.forget()
-	u.pending[tid] = int(n.Args[0] & 0o777)
+	u.pending[n.Pid] = int(n.Args[0] & 0o777)
 }
 
 // of returns thread tid's umask, tid being stopped in a call.
