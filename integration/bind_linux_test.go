@@ -182,7 +182,13 @@ func TestCreatedSocketBindRace(t *testing.T) {
 			cfg.AllowUnixSockets = true
 			r = w.sandboxed(cfg, `./bindsock -race 3000`)
 		} else {
-			r = w.bare(`./bindsock -race 3000`)
+			// The flipping thread may not get a core before the loop
+			// ends on a loaded machine: run the probe until it wins.
+			for range 20 {
+				if r = w.bare(`./bindsock -race 3000`); r.code != 0 || exists(filepath.Join(w.ws, ".mcp.json")) {
+					break
+				}
+			}
 		}
 		require.Equal(t, 0, r.code, r.String())
 		planted := exists(filepath.Join(w.ws, ".mcp.json"))
