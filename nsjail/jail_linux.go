@@ -347,7 +347,7 @@ func (j *Jail) build() (*Process, error) {
 		}
 		return nil, &Error{Layer: LayerInit, Err: os.NewSyscallError("pidfd_open", err)}
 	}
-	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit}
+	p := &Process{conn: conn, pid: pid, pidfd: pidfd, bare: j.bare, tmpDir: s.TmpDir, exit: exit, released: make(chan struct{})}
 	if j.cgroup != nil {
 		// The init waits for its setup: nothing has run inside yet.
 		// The pid names it for people; the count keeps a reused pid from
@@ -382,13 +382,15 @@ func (j *Jail) build() (*Process, error) {
 // closed, so a Kill racing with Wait never acts on a descriptor number the
 // process may by then have reused for something else.
 type Process struct {
-	conn    *conn
-	pid     int
-	pidfd   int
-	bare    bool
-	tmpDir  string
-	exit    chan syscall.WaitStatus // the init's own status, once reaped
-	sources []source                // what its binds showed when built
+	conn   *conn
+	pid    int
+	pidfd  int
+	bare   bool
+	tmpDir string
+	exit   chan syscall.WaitStatus // the init's own status, once reaped
+	// released is closed when release has run: the command is done.
+	released chan struct{}
+	sources  []source // what its binds showed when built
 	// listeners are the proxy's listening sockets inside the sandbox's
 	// network namespace (Options.NetProxy), closed by release; served is
 	// what Command.Serve returned to end their serving.
@@ -706,6 +708,9 @@ func (p *Process) release() {
 	}
 	forgetInitExit(p.pid, p.exit)
 	removeTmp(p.tmpDir)
+	if p.released != nil {
+		close(p.released)
+	}
 }
 
 // cgroupCount numbers the cgroups this process makes.

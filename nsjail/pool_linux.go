@@ -8,8 +8,10 @@ import (
 
 // pool keeps up to size sandboxes built and waiting for a command, so that
 // starting one costs a message and a fork instead of a clone, a runtime
-// start-up and a mount tree. Taking one starts building its replacement in
-// the background.
+// start-up and a mount tree. Taking one builds its replacement in the
+// background once the command taken for is done, or has run for
+// refillDelay: a build takes a core for a few milliseconds, which a short
+// command would otherwise share it with.
 //
 // Sandboxes nobody took for an idle timeout are reaped, and the pool stays
 // empty until it is next used: a caller that went quiet holds no idle
@@ -20,8 +22,10 @@ type pool struct {
 
 	mu       sync.Mutex
 	closed   bool
-	building int           // refills under way
+	building int           // refills under way, deferred ones included
 	settled  chan struct{} // closed and replaced whenever building drops to 0
+	hurry    chan struct{} // closed and replaced to start deferred refills now
+	delay    time.Duration // refillDelay; longer in tests
 
 	idle    time.Duration // 0: never reaped
 	lastUse time.Time
@@ -31,7 +35,7 @@ type pool struct {
 }
 
 func newPool(size int, build func() (*Process, error)) *pool {
-	p := &pool{build: build, ready: make(chan *Process, size), settled: make(chan struct{})}
+	p := &pool{build: build, ready: make(chan *Process, size), settled: make(chan struct{}), hurry: make(chan struct{}), delay: refillDelay}
 	for range size {
 		p.refill()
 	}
@@ -109,12 +113,16 @@ func (p *pool) take() *Process {
 	}
 	select {
 	case s := <-p.ready:
-		p.refill()
+		p.refillAfter(s.released)
 		return s
 	default:
 		return nil
 	}
 }
+
+// refillDelay is how long a command may run before the sandbox that
+// replaces its own in the pool is built beside it.
+const refillDelay = time.Second
 
 // refill builds one sandbox in the background and parks it. A failure is
 // dropped: the next Start builds its own sandbox and reports the error to
@@ -123,33 +131,66 @@ func (p *pool) refill() {
 	p.mu.Lock()
 	p.building++
 	p.mu.Unlock()
+	go p.fill()
+}
+
+// refillAfter is refill once done is closed, refillDelay has passed, or
+// wait asks for the pool to be full, whichever comes first.
+func (p *pool) refillAfter(done <-chan struct{}) {
+	p.mu.Lock()
+	p.building++
+	hurry, delay := p.hurry, p.delay
+	p.mu.Unlock()
 	go func() {
-		s, err := p.build()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.building--; p.building == 0 {
-			close(p.settled)
-			p.settled = make(chan struct{})
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		case <-hurry:
 		}
-		if err != nil {
-			return
-		}
-		if !p.closed && !p.reaped {
-			select {
-			case p.ready <- s:
-				return
-			default:
-			}
-		}
-		s.Kill()
-		s.release()
+		p.fill()
 	}()
 }
 
+// fill builds a sandbox for a refill counted in building, and parks it.
+func (p *pool) fill() {
+	p.mu.Lock()
+	stopped := p.closed || p.reaped
+	p.mu.Unlock()
+	var s *Process
+	var err error
+	if !stopped {
+		s, err = p.build()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.building--; p.building == 0 {
+		close(p.settled)
+		p.settled = make(chan struct{})
+	}
+	if stopped || err != nil {
+		return
+	}
+	if !p.closed && !p.reaped {
+		select {
+		case p.ready <- s:
+			return
+		default:
+		}
+	}
+	s.Kill()
+	s.release()
+}
+
 // wait blocks until no sandbox is being built: the pool is as full as it
-// will get.
+// will get. Refills deferred for commands still running start now.
 func (p *pool) wait(ctx context.Context) error {
 	p.wake()
+	p.mu.Lock()
+	close(p.hurry)
+	p.hurry = make(chan struct{})
+	p.mu.Unlock()
 	for {
 		p.mu.Lock()
 		building, settled := p.building, p.settled
@@ -173,6 +214,8 @@ func (p *pool) close() {
 		p.timer.Stop()
 		p.timer = nil
 	}
+	close(p.hurry) // deferred refills end without building
+	p.hurry = make(chan struct{})
 	p.mu.Unlock()
 	p.drain()
 }

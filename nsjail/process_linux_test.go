@@ -51,7 +51,7 @@ func fakeProcess(t *testing.T, s *sleeper, bare bool) (*Process, *conn) {
 	t.Cleanup(func() { peer.Close() })
 	fd, err := unix.PidfdOpen(s.cmd.Process.Pid, 0)
 	require.NoError(t, err)
-	return &Process{conn: c, pid: s.cmd.Process.Pid, pidfd: fd, bare: bare}, peer
+	return &Process{conn: c, pid: s.cmd.Process.Pid, pidfd: fd, bare: bare, released: make(chan struct{})}, peer
 }
 
 // pending reports whether a message waits on c, without blocking.
@@ -223,12 +223,80 @@ func TestPoolCloseKillsWhatIsParked(t *testing.T) {
 	p.close()
 	assert.Equal(t, stateReleased, parked.state)
 	assert.Nil(t, p.take())
-	// A refill finishing after close is killed, not parked.
 	p.refill()
 	require.NoError(t, p.wait(context.Background()))
+	assert.Empty(t, f.built, "a refill asked for after close builds nothing")
+
+	// A refill under way at close is killed when it finishes, not parked.
+	started, proceed := make(chan struct{}), make(chan struct{})
+	q := newPool(1, func() (*Process, error) { close(started); <-proceed; return f.build() })
+	<-started
+	q.close()
+	close(proceed)
 	late := <-f.built
+	require.NoError(t, waitSettled(q))
 	assert.Equal(t, stateReleased, late.state)
-	assert.Nil(t, p.take())
+	assert.Nil(t, q.take())
+}
+
+// Taking a sandbox builds its replacement only once the command is done
+// (its sandbox released), so that a short command has the machine to
+// itself; or when wait asks for the pool to be full.
+func TestPoolRefillsOnceTheCommandIsDone(t *testing.T) {
+	f := &fakeBuilds{t: t, built: make(chan *Process, 4)}
+	p := newPool(1, f.build)
+	defer p.close()
+	p.delay = time.Hour
+	require.NoError(t, p.wait(context.Background()))
+	<-f.built
+	taken := p.take()
+	require.NotNil(t, taken)
+	assert.Empty(t, f.built, "nothing is built while the command runs")
+	taken.release()
+	<-f.built // the replacement, built once the command is done
+	require.NoError(t, waitSettled(p))
+	assert.Len(t, p.ready, 1)
+
+	taken = p.take()
+	require.NotNil(t, taken)
+	defer taken.release()
+	require.NoError(t, p.wait(context.Background()), "wait builds it at once")
+	assert.Len(t, f.built, 1)
+	assert.Len(t, p.ready, 1)
+}
+
+// A command that runs on gets its replacement built beside it after a
+// while: the pool does not stay short for a long command.
+func TestPoolRefillsBesideALongCommand(t *testing.T) {
+	f := &fakeBuilds{t: t, built: make(chan *Process, 4)}
+	p := newPool(1, f.build)
+	defer p.close()
+	require.NoError(t, p.wait(context.Background()))
+	<-f.built
+	p.mu.Lock()
+	p.delay = time.Millisecond
+	p.mu.Unlock()
+	taken := p.take()
+	require.NotNil(t, taken)
+	defer taken.release()
+	<-f.built // built while taken is still running
+	require.NoError(t, waitSettled(p))
+	assert.Len(t, p.ready, 1)
+}
+
+// A deferred refill ends without building when the pool is closed.
+func TestPoolCloseEndsDeferredRefills(t *testing.T) {
+	f := &fakeBuilds{t: t, built: make(chan *Process, 4)}
+	p := newPool(1, f.build)
+	p.delay = time.Hour
+	require.NoError(t, p.wait(context.Background()))
+	<-f.built
+	taken := p.take()
+	require.NotNil(t, taken)
+	defer taken.release()
+	p.close()
+	require.NoError(t, waitSettled(p))
+	assert.Empty(t, f.built)
 }
 
 func TestPoolWaitHonoursTheContext(t *testing.T) {
@@ -320,10 +388,11 @@ func TestPoolReapsWhatSatIdleAndRefillsOnNextUse(t *testing.T) {
 }
 
 func TestPoolReapKillsARefillThatFinishesLater(t *testing.T) {
-	block := make(chan struct{})
+	started, block := make(chan struct{}), make(chan struct{})
 	f := &fakeBuilds{t: t, built: make(chan *Process, 4)}
-	p := newPool(1, func() (*Process, error) { <-block; return f.build() })
+	p := newPool(1, func() (*Process, error) { close(started); <-block; return f.build() })
 	defer p.close()
+	<-started
 	p.reap()
 	close(block)
 	late := <-f.built
