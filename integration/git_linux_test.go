@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/internal/sandboxtest"
@@ -222,4 +223,52 @@ func TestPlantingThenKilled(t *testing.T) {
 			assert.False(t, planted, "planted by a command that was killed")
 		}
 	}
+}
+
+// TestGitWorkflowForeignGroup works in a repository whose .git entries
+// belong to a group the sandbox's user namespace does not map (a group
+// the user is in besides its primary one, as in a repository shared
+// through a group): the staging copies what git changes, and overlayfs
+// cannot give such a copy its group. Files git did not change keep their
+// group on the host.
+func TestGitWorkflowForeignGroup(t *testing.T) {
+	gid := 4242 // root may give any group
+	if os.Geteuid() != 0 {
+		groups, err := os.Getgroups()
+		require.NoError(t, err)
+		gid = -1
+		for _, g := range groups {
+			if g != os.Getgid() {
+				gid = g
+			}
+		}
+		if gid < 0 {
+			t.Skip("the user is in no group besides its primary one")
+		}
+	}
+	w := newWorld(t)
+	initRepo(t, w)
+	gitDir := filepath.Join(w.ws, ".git")
+	require.NoError(t, filepath.Walk(gitDir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, -1, gid)
+	}))
+	script := gitEnv + `set -e
+echo a > f && git add f && git commit -q -m one
+git branch -m master main
+git tag v1
+git config user.name "Some One"
+git status --short
+`
+	r := w.sandboxed(w.config(), script)
+	require.Equal(t, 0, r.code, "%s", r)
+	fsck := hostGit(t, w, `git fsck --no-progress --no-dangling 2>&1`)
+	assert.Empty(t, strings.TrimSpace(fsck), "the host's repository is consistent")
+	out := hostGit(t, w, `git log --format=%s main | tr '\n' ' '; echo; git tag; git config user.name`)
+	assert.Equal(t, "one init \nv1\nSome One\n", out)
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(filepath.Join(gitDir, "description"), &st))
+	assert.EqualValues(t, gid, st.Gid, "a file git did not change is not rewritten")
 }

@@ -77,9 +77,10 @@ type root struct {
 
 // stage is a git directory mounted as overlayfs while the command runs.
 type stage struct {
-	path  string // the git directory
-	host  int    // it, opened before the overlay covered it
-	upper string
+	path   string // the git directory
+	host   int    // it, opened before the overlay covered it
+	upper  string
+	copied map[string]bool // see copyUnmapped
 }
 
 // settled is how long ago a directory must have changed for the walk at
@@ -539,6 +540,11 @@ func (s *Session) stageAll(dirs []string) error {
 				return fmt.Errorf("stage %s: %w", d, err)
 			}
 		}
+		var copied map[string]bool
+		if up, err := unix.Openat(s.tmpfs, n+"/u", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			copied = copyUnmapped(host, up)
+			unix.Close(up)
+		}
 		base := fmt.Sprintf("/proc/self/fd/%d/%s/", s.tmpfs, n)
 		opts := "lowerdir=" + escapeOverlay(d) + ",upperdir=" + base + "u,workdir=" + base + "w,userxattr"
 		if err := unix.Mount("overlay", d, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
@@ -551,7 +557,7 @@ func (s *Session) stageAll(dirs []string) error {
 			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (overlayfs: %v)", d, err))
 			continue
 		}
-		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u"})
+		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u", copied: copied})
 		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 			s.stagedDev(fd)
 			unix.Close(fd)
@@ -642,7 +648,7 @@ func (s *Session) Finish() []string {
 	go func() {
 		var dropped []string
 		for _, st := range s.stages {
-			dropped = append(dropped, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots)...)
+			dropped = append(dropped, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots, st.copied)...)
 		}
 		merged <- dropped
 	}()
@@ -770,7 +776,7 @@ func (h *holder) hold(rel string) []string {
 			return append(out, fmt.Sprintf("%s: not recreated (%v)", shown, err))
 		}
 		heldView := h.view + strings.TrimPrefix(held, h.root)
-		merged := Merge(heldView, src, shown, h.roots)
+		merged := Merge(heldView, src, shown, h.roots, nil)
 		if len(merged) == 0 {
 			os.RemoveAll(heldView) // all of it landed
 			return nil

@@ -27,10 +27,11 @@ import (
 // key that changed is allowed. Each file is written to a temporary name and
 // renamed into place. Everything else is left out and returned, one line
 // each, named after report (the git directory's path as the command saw
-// it).
+// it). The files in copied (see copyUnmapped) land only where their
+// content changed.
 //
 // Preconditions: nothing else writes to upper meanwhile.
-func Merge(upper, host, report string, roots []string) []string {
+func Merge(upper, host, report string, roots []string, copied map[string]bool) []string {
 	u, err := os.OpenRoot(upper)
 	if err != nil {
 		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
@@ -41,7 +42,7 @@ func Merge(upper, host, report string, roots []string) []string {
 		return []string{fmt.Sprintf("%s: all changes (%v)", report, err)}
 	}
 	defer h.Close()
-	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots}
+	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots, copied: copied}
 	m.dir(".", false)
 	return m.dropped
 }
@@ -51,6 +52,7 @@ type merger struct {
 	upper   string
 	report  string
 	roots   []string
+	copied  map[string]bool
 	dropped []string
 }
 
@@ -215,6 +217,9 @@ func (m *merger) badTodo(rel string) string {
 }
 
 func (m *merger) file(rel string, fi fs.FileInfo) {
+	if m.copied[rel] && m.unchanged(rel, fi) {
+		return
+	}
 	switch classify(rel) {
 	case plain, todo:
 		m.copy(rel, fi)
@@ -287,6 +292,23 @@ func (m *merger) config(rel string, fi fs.FileInfo) {
 		return
 	}
 	m.copy(rel, fi)
+}
+
+// unchanged reports whether the upper's file rel, fi, has the content of
+// the host's.
+func (m *merger) unchanged(rel string, fi fs.FileInfo) bool {
+	a, err := m.u.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer a.Close()
+	b, err := m.h.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer b.Close()
+	bi, err := b.Stat()
+	return err == nil && bi.Mode().IsRegular() && bi.Size() == fi.Size() && samePrefix(a, b, fi.Size())
 }
 
 // copy writes the upper's file to the host under a temporary name and

@@ -35,7 +35,7 @@ func TestMergeReflogs(t *testing.T) {
 			}
 			before, _ := os.Stat(log)
 			require.NoError(t, os.WriteFile(filepath.Join(upper, "logs/refs/heads/main"), []byte(tt.staged), 0o644))
-			assert.Empty(t, Merge(upper, host, "/ws/.git", []string{"/ws"}))
+			assert.Empty(t, Merge(upper, host, "/ws/.git", []string{"/ws"}, nil))
 			b, err := os.ReadFile(log)
 			require.NoError(t, err)
 			assert.Equal(t, tt.staged, string(b))
@@ -86,7 +86,7 @@ func BenchmarkMerge(b *testing.B) {
 		write(upper, "logs/HEAD", grown)
 		write(upper, "logs/refs/heads/main", grown)
 		b.StartTimer()
-		require.Empty(b, Merge(upper, host, "/ws/.git", []string{"/ws"}))
+		require.Empty(b, Merge(upper, host, "/ws/.git", []string{"/ws"}, nil))
 		b.StopTimer()
 		os.RemoveAll(upper)
 		b.StartTimer()
