@@ -16,9 +16,10 @@ import (
 // umaskProbe creates files and directories under umasks changed in every
 // way a process can: by the shell, in a subshell, by another thread of the
 // same process after the first thread created with the old one, and in a
-// forked child whose change its parent does not see. It prints each
-// entry's mode.
-const umaskProbe = `: > a; umask 077; : > b; mkdir d1; (umask 027; : > c; mkdir d2); : > e; umask 002; : > f
+// forked child whose change its parent does not see; and after a file
+// renamed onto a new protected name, which the init copies into a staged
+// file there with the mode the file has. It prints each entry's mode.
+const umaskProbe = `: > a; echo '{}' > m.tmp; mv m.tmp .mcp.json; : > g; mkdir dg; umask 077; : > b; mkdir d1; (umask 027; : > c; mkdir d2); : > e; umask 002; : > f
 python3 - <<'EOF'
 import os, threading
 os.umask(0o022)
@@ -44,7 +45,7 @@ if pid == 0:
 os.waitpid(pid, 0)
 open("t3", "w").close()
 EOF
-stat -c '%n %a' a b c d1 d2 e f t0 t1 t2 k1 t3`
+stat -c '%n %a' a g dg b c d1 d2 e f t0 t1 t2 k1 t3`
 
 // The init creates what the command creates (the name-creating calls stop
 // in its listener) with the command's umask, which it follows without

@@ -616,6 +616,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	switch err := unix.Fstatat(to.dir, to.name, &dst, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == unix.ENOENT:
 		unix.Umask(0)
+		c.umask = 0 // the next call sets the command's again
 		if a := c.stageNew(to, toDir, src.Mode&0o7777); a.errno != 0 {
 			return a, true
 		}

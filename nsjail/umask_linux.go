@@ -23,9 +23,18 @@ import (
 // call the listener sees, or its /proc shows the umask the call sets, or
 // it is gone. What it keeps is tied to the thread through a pidfd, so a
 // thread that took a dead one's number is read anew.
+//
+// Until the first umask call, every thread has the umask the command
+// started with, which is read once: most commands never change it, and
+// each process they start (a shell, git and its children) would otherwise
+// cost a read of /proc.
 type umasks struct {
 	known   map[int]knownUmask // by thread id
 	pending map[int]int        // thread id: the umask its stopped umask call sets
+	// changed says a umask call was seen; until then initial, once read
+	// (-1 before), is every thread's umask.
+	changed bool
+	initial int
 	// tie says the kernel opens pidfds of threads (PIDFD_THREAD, Linux
 	// 6.9): without, nothing is kept.
 	tie bool
@@ -43,7 +52,7 @@ const maxKnownUmasks = 128
 const pidfdThread = unix.O_EXCL
 
 func newUmasks() *umasks {
-	u := &umasks{known: map[int]knownUmask{}, pending: map[int]int{}}
+	u := &umasks{known: map[int]knownUmask{}, pending: map[int]int{}, initial: -1}
 	if fd, err := unix.PidfdOpen(unix.Gettid(), pidfdThread); err == nil {
 		unix.Close(fd)
 		u.tie = true
@@ -53,12 +62,23 @@ func newUmasks() *umasks {
 
 // changing is told of umask call n, before it goes on.
 func (u *umasks) changing(n seccomp.Notification) {
+	u.changed = true
 	u.forget()
 	u.pending[n.Pid] = int(n.Args[0] & 0o777)
 }
 
 // of returns thread tid's umask, tid being stopped in a call.
 func (u *umasks) of(tid int) (int, bool) {
+	if !u.changed {
+		if u.initial < 0 {
+			m, err := readUmask(tid)
+			if err != nil {
+				return 0, false
+			}
+			u.initial = m
+		}
+		return u.initial, true
+	}
 	// A thread stopped here has finished its earlier calls.
 	delete(u.pending, tid)
 	for p, want := range u.pending {
