@@ -173,10 +173,9 @@ func (l *listener) serveConnect(n seccomp.Notification) {
 		unix.Close(sock)
 		seccomp.Fail(l.fd, n.ID, errno)
 	case !slices.Contains(l.connectOnly, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port())):
-		process := comm(n.Pid)
 		unix.Close(sock)
+		l.record(Violation{Kind: KindNetwork, Path: dest.String(), Reason: ReasonDirect, Process: comm(n.Pid)})
 		seccomp.Fail(l.fd, n.ID, unix.EACCES)
-		l.record(Violation{Kind: KindNetwork, Path: dest.String(), Reason: ReasonDirect, Process: process})
 	default:
 		// A blocking connect waits for the proxy to accept: on a goroutine
 		// of its own, while the listener serves the other calls.
@@ -225,13 +224,12 @@ func (l *listener) serveListen(n seccomp.Notification) {
 		return
 	}
 	if (family == unix.AF_INET || family == unix.AF_INET6) && !bound(sock) {
-		process := comm(n.Pid)
-		seccomp.Fail(l.fd, n.ID, unix.EACCES)
 		where := "0.0.0.0:*"
 		if family == unix.AF_INET6 {
 			where = "[::]:*"
 		}
-		l.record(Violation{Kind: KindNetwork, Path: where, Reason: ReasonListen, Process: process})
+		l.record(Violation{Kind: KindNetwork, Path: where, Reason: ReasonListen, Process: comm(n.Pid)})
+		seccomp.Fail(l.fd, n.ID, unix.EACCES)
 		return
 	}
 	seccomp.Return(l.fd, n.ID, errnoOf(unix.Listen(sock, int(int32(n.Args[1])))))

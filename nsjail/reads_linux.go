@@ -39,16 +39,15 @@ func (l *listener) serveRead(n seccomp.Notification) bool {
 		}
 	}
 	if len(vs) > 0 {
-		// Named while the thread waits: once answered, it may exit.
+		// Named and recorded while the thread waits: once answered, it
+		// may exit.
 		process := comm(n.Pid)
-		for i := range vs {
-			vs[i].Process = process
+		for _, v := range vs {
+			v.Process = process
+			l.record(v)
 		}
 	}
 	seccomp.Continue(l.fd, n.ID)
-	for _, v := range vs {
-		l.record(v)
-	}
 	return true
 }
 

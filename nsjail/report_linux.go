@@ -213,11 +213,11 @@ func (l *listener) serve(n seccomp.Notification) {
 			seccomp.Fail(l.fd, n.ID, errno)
 			return
 		}
-		// Named while the thread waits: once answered, it may exit.
-		process := comm(n.Pid)
-		seccomp.Fail(l.fd, n.ID, errno)
+		// Recorded while the thread waits: once answered, it may exit,
+		// and its sandbox report what was recorded by then.
 		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
-			Match: unix.ErrnoName(errno), Process: process})
+			Match: unix.ErrnoName(errno), Process: comm(n.Pid)})
+		seccomp.Fail(l.fd, n.ID, errno)
 		return
 	}
 	if l.serveNet(n) || l.serveAlso(n) || l.serveBind(n) || l.create.servesUmask(n) {
@@ -234,22 +234,29 @@ func (l *listener) serve(n seccomp.Notification) {
 		seccomp.Continue(l.fd, n.ID)
 		return
 	}
-	var paths []string
+	// Each refusal is recorded before the call is answered (see
+	// judgePaths).
 	if l.create.creates(n, call) {
 		// A call performed here that succeeded was the command's to make:
 		// only one that failed is judged.
 		var failing func()
 		if l.reporting {
-			failing = func() { paths = l.paths(n, call) }
+			failing = func() { l.judgePaths(n, call) }
 		}
 		l.create.serve(n, call, failing)
-	} else {
-		if l.reporting {
-			paths = l.paths(n, call)
-		}
-		seccomp.Continue(l.fd, n.ID)
+		return
 	}
-	for _, p := range paths {
+	if l.reporting {
+		l.judgePaths(n, call)
+	}
+	seccomp.Continue(l.fd, n.ID)
+}
+
+// judgePaths records the refusals of the names call n writes. It runs while
+// the thread waits: once answered, the thread may exit, and the init report
+// what was recorded by then, before the listener got to record the rest.
+func (l *listener) judgePaths(n seccomp.Notification, call seccomp.WriteCall) {
+	for _, p := range l.paths(n, call) {
 		if kind, reason, match := l.judge.verdict(p); kind != "" {
 			l.record(Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match, Process: comm(n.Pid)})
 		}
