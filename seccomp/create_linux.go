@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -65,7 +66,8 @@ func ReturnFile(fd int, id uint64, file int, cloexec bool) error {
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
-	_, err := addFD(fd, &a)
+	var err error
+	noSignals(func() { _, err = addFD(fd, &a) })
 	switch err {
 	case nil, unix.ENOENT:
 		return nil
@@ -81,6 +83,28 @@ func ReturnFile(fd int, id uint64, file int, cloexec bool) error {
 		return Fail(fd, id, err.(unix.Errno))
 	}
 	return os.NewSyscallError("ioctl(SECCOMP_IOCTL_NOTIF_ADDFD)", err)
+}
+
+// noSignals runs f with every signal blocked on the calling thread. The
+// kernel marks a call answered by SECCOMP_ADDFD_FLAG_SEND before it waits
+// for the stopped thread to take the descriptor; a signal that interrupts
+// that wait (the Go runtime's own, a child's SIGCHLD) leaves the call
+// answered with 0, its process's standard input, and the restarted ioctl
+// fails with EINPROGRESS. Blocked, only a fatal signal ends the wait.
+func noSignals(f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	all := unix.Sigset_t{}
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i] // every bit, whatever the word size
+	}
+	var old unix.Sigset_t
+	if unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old) != nil {
+		f()
+		return
+	}
+	f()
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 }
 
 // CreatesNames reports whether the call named name is one of CreateCalls.
