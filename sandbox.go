@@ -95,7 +95,9 @@ func (sb *Sandbox) NoWorkspace() bool { return sb.spec.NoWorkspace }
 func (sb *Sandbox) Close() error { return sb.backend.close() }
 
 // Warm blocks until the sandboxes kept built ahead for commands are ready
-// (on Linux, Config.Ahead of them), or ctx is done. Commands do not need it: it
+// (on Linux, Config.Ahead of them), or ctx is done. A sandbox a command took
+// is replaced once that command is done, or has run for a second; Warm
+// builds such replacements at once. Commands do not need it: it
 // lets a program pay for building them at start-up, before its first
 // command, and lets a benchmark time what a command costs when it does not
 // follow another one at once.

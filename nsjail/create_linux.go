@@ -530,11 +530,17 @@ func (t *task) asCommand() syscall.Errno {
 	if !ok {
 		return unix.ESRCH
 	}
-	if m != t.c.umask {
-		unix.Umask(m)
-		t.c.umask = m
-	}
+	t.c.setUmask(m)
 	return 0
+}
+
+// setUmask sets the listener thread's umask, and remembers it so that the
+// next call sets it only when it differs.
+func (c *creator) setUmask(m int) {
+	if m != c.umask {
+		unix.Umask(m)
+		c.umask = m
+	}
 }
 
 // servesUmask lets a umask call of the command go on, and follows it.

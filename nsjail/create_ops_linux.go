@@ -615,8 +615,7 @@ func (c *creator) renameFile(from, to place, toDir string, flags uint) (answer, 
 	var dst unix.Stat_t
 	switch err := unix.Fstatat(to.dir, to.name, &dst, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == unix.ENOENT:
-		unix.Umask(0)
-		c.umask = 0 // the next call sets the command's again
+		c.setUmask(0) // the staged file takes the source's mode as it is
 		if a := c.stageNew(to, toDir, src.Mode&0o7777); a.errno != 0 {
 			return a, true
 		}

@@ -1,12 +1,11 @@
 package guard
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -153,16 +152,12 @@ func copyFileAt(from, to int, name string, mode uint32) error {
 }
 
 func readlinkAt(dir int, name string) (string, error) {
-	for n := 256; ; n *= 2 {
-		b := make([]byte, n)
-		l, err := unix.Readlinkat(dir, name, b)
-		if err != nil {
-			return "", err
-		}
-		if l < n {
-			return string(b[:l]), nil
-		}
+	b := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, b)
+	if err != nil {
+		return "", err
 	}
+	return string(b[:n]), nil
 }
 
 // idMap is the ranges of ids a user namespace maps, as seen inside it.
@@ -176,10 +171,9 @@ func readIDMap(name string) idMap {
 		return nil
 	}
 	var m idMap
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
+	for _, line := range strings.Split(string(b), "\n") {
 		var inside, outside, count uint32
-		if n, _ := fmt.Sscan(sc.Text(), &inside, &outside, &count); n == 3 {
+		if n, _ := fmt.Sscan(line, &inside, &outside, &count); n == 3 {
 			m = append(m, [2]uint32{inside, count})
 		}
 	}
