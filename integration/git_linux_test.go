@@ -43,9 +43,13 @@ func initRepo(t *testing.T, w *world) {
 }
 
 // hostProbe is what a user's tools run on the host afterwards in dir: a
-// status (fsmonitor), a commit (hooks), an alias, a fetch (sshCommand,
-// transports). Each may fail; only whether $MARK appears counts.
-const hostProbe = `cd "$1" 2>/dev/null || exit 0; git status >/dev/null 2>&1; ` +
+// status (fsmonitor), a checkout of the index (its entries), the
+// continuation of a rebase, cherry-pick or am left in progress (their
+// options), a commit (hooks), an alias, a fetch (sshCommand, transports).
+// Each may fail; only whether $MARK appears counts.
+const hostProbe = `cd "$1" 2>/dev/null || exit 0; export GIT_EDITOR=true; git status >/dev/null 2>&1; ` +
+	`git checkout -q -- . >/dev/null 2>&1; git rebase --continue >/dev/null 2>&1; ` +
+	`git cherry-pick --continue >/dev/null 2>&1; git am --continue >/dev/null 2>&1; ` +
 	`git commit -q --allow-empty -m probe >/dev/null 2>&1; git x >/dev/null 2>&1; ` +
 	`timeout 10 git fetch -q origin >/dev/null 2>&1; true`
 
@@ -93,6 +97,26 @@ func gitAttacks() []gitAttack {
 			script: `set -- nested/.git/hooks/pre-commit; ` + hook, probe: "nested"},
 		{name: "nested repository config", setup: `git init -q nested`,
 			script: `git -C nested config core.fsmonitor 'touch "$MARK"; false'`, probe: "nested"},
+		{name: "index entry in .git", script: `mkdir -p xgit/hooks; set -- xgit/hooks/pre-commit; ` + hook + `; git add xgit && ` +
+			`perl -0777 -i -pe 'use Digest::SHA qw(sha1); s#xgit/hooks/pre-commit#.git/hooks/pre-commit#; $_ = substr($_, 0, -20); $_ .= sha1($_)' .git/index && rm -rf xgit`,
+			probe: "."},
+		{name: "index entry in .git, version 4", script: `mkdir -p xgit/hooks; set -- xgit/hooks/pre-commit; ` + hook + `; git add xgit && ` +
+			`git update-index --index-version 4 && ` +
+			`perl -0777 -i -pe 'use Digest::SHA qw(sha1); s#xgit/hooks/pre-commit#.git/hooks/pre-commit#; $_ = substr($_, 0, -20); $_ .= sha1($_)' .git/index && rm -rf xgit`,
+			probe: "."},
+		{name: "rebase strategy", setup: `echo 1 > f && git add f && git commit -qm b && echo 2 > g && git add g && git commit -qm c`,
+			script: `GIT_SEQUENCE_EDITOR="sed -i -e 1s/^pick/drop/ -e 1ibreak" git rebase -q -i HEAD~2; ` +
+				`mkdir git-merge-..; set -- x; ` + hook + `; echo ../../x > .git/rebase-merge/strategy`, probe: "."},
+		{name: "cherry-pick strategy", setup: `git checkout -q -b side && echo 1 > f && git add f && git commit -qm b && ` +
+			`echo 2 > f && git commit -qam c && echo 3 > g && git add g && git commit -qm d && git checkout -q - && ` +
+			`echo 0 > f && git add f && git commit -qm x`,
+			script: `git cherry-pick side~1 side >/dev/null 2>&1; git config -f .git/sequencer/opts options.strategy ../../x; ` +
+				`mkdir git-merge-..; set -- x; ` + hook + `; echo 2 > f; git add f`, probe: "."},
+		{name: "am apply options", setup: `echo base > f && git add f && git commit -qm a && echo one > f && git commit -qam b && ` +
+			`echo two > g && git add g && git commit -qm c && git format-patch -q -2 -o p && git reset -q --hard HEAD~2 && ` +
+			`echo conflict > f && git commit -qam x`,
+			script: `git am -q p/*.patch >/dev/null 2>&1; printf "'--build-fake-ancestor=%s'" "$MARK" > .git/rebase-apply/apply-opt; ` +
+				`echo one > f; git add f`, probe: "."},
 		{name: "new .vscode/tasks.json", script: `mkdir .vscode && echo '{"tasks":[]}' > .vscode/tasks.json`, planted: ".vscode/tasks.json"},
 		{name: "new nested .vscode", script: `mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json`, planted: "a/b/.vscode/tasks.json"},
 		{name: "new .claude/settings.json", script: `mkdir .claude && echo '{"hooks":{}}' > .claude/settings.json`, planted: ".claude/settings.json"},
@@ -271,4 +295,64 @@ git status --short
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(filepath.Join(gitDir, "description"), &st))
 	assert.EqualValues(t, gid, st.Gid, "a file git did not change is not rewritten")
+}
+
+// TestGitStateLands leaves inside what ordinary git work leaves, in the
+// forms the merge checks (an index of version 4, a split index, a rebase,
+// cherry-pick or am stopped halfway with options of git's own), and
+// finishes it on the host: nothing is dropped, and git on the host takes
+// it up.
+func TestGitStateLands(t *testing.T) {
+	for _, tt := range []struct {
+		name, setup, script, host string
+	}{
+		{name: "index forms",
+			script: `echo h > h && git add h && git update-index --index-version 4 && git commit -qm h && ` +
+				`git update-index --split-index && echo i > i && git add i && git commit -qm i && echo j > j && git add j`,
+			host: `git ls-files | tr '\n' ' '; git status --porcelain -uno`},
+		{name: "rebase", setup: `echo 1 > f && git add f && git commit -qm b && echo 2 > g && git add g && git commit -qm c`,
+			script: `GIT_SEQUENCE_EDITOR="sed -i -e 1s/^pick/drop/ -e 1ibreak" git rebase -q -i -s ort HEAD~2`,
+			host:   `GIT_EDITOR=true git rebase --continue >/dev/null 2>&1 || echo failed; git log --format=%s | tr '\n' ' '`},
+		{name: "cherry-pick", setup: `git checkout -q -b side && echo 1 > f && git add f && git commit -qm b && ` +
+			`echo 2 > f && git commit -qam c && echo 3 > g && git add g && git commit -qm d && git checkout -q - && ` +
+			`echo 0 > f && git add f && git commit -qm x`,
+			script: `git cherry-pick --strategy=ort -Xpatience side~1 side >/dev/null 2>&1; echo 2 > f && git add f`,
+			host:   `GIT_EDITOR=true git cherry-pick --continue >/dev/null 2>&1 || echo failed; git log --format=%s | tr '\n' ' '`},
+		{name: "am", setup: `echo base > f && git add f && git commit -qm a && echo one > f && git commit -qam b && ` +
+			`echo two > g && git add g && git commit -qm c && git format-patch -q -2 -o p && git reset -q --hard HEAD~2 && ` +
+			`echo conflict > f && git commit -qam x`,
+			script: `git am -q --whitespace=fix -C1 --directory= p/*.patch >/dev/null 2>&1; echo one > f && git add f`,
+			host:   `git am --continue >/dev/null 2>&1 || echo failed; git log --format=%s | tr '\n' ' '`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			initRepo(t, w)
+			if tt.setup != "" {
+				out := hostGit(t, w, tt.setup)
+				require.NotContains(t, out, "fatal", out)
+			}
+			cfg := w.config()
+			sandboxtest.Require(t, cfg)
+			sb, err := corral.New(cfg)
+			require.NoError(t, err)
+			defer sb.Close()
+			c := sb.Command(context.Background(), "sh", "-c", gitEnv+tt.script)
+			c.Env = w.env()
+			out, err := c.CombinedOutput()
+			require.NoError(t, err, string(out))
+			assert.Empty(t, c.Dropped())
+			got := hostGit(t, w, tt.host)
+			assert.NotContains(t, got, "failed")
+			switch tt.name {
+			case "index forms":
+				assert.Equal(t, "h i j A j", strings.Join(strings.Fields(got), " "))
+			case "rebase":
+				assert.Equal(t, "c init", strings.TrimSpace(got))
+			case "cherry-pick":
+				assert.Equal(t, "d c x init", strings.TrimSpace(got))
+			case "am":
+				assert.Equal(t, "c b x a init", strings.TrimSpace(got))
+			}
+		})
+	}
 }

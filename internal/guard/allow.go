@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -15,6 +17,7 @@ const (
 	wtGitdir          // worktrees/<name>/gitdir: validated
 	wtCommondir       // worktrees/<name>/commondir: must be ../..
 	todo              // a sequencer's todo list: no exec lines
+	gitIndex          // an index or a split index's shared part: checked
 )
 
 // stateFiles are the files at the top of a git directory (or of a linked
@@ -23,7 +26,7 @@ var stateFiles = []string{
 	"HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MODE", "MERGE_MSG", "MERGE_RR",
 	"CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "COMMIT_EDITMSG",
 	"TAG_EDITMSG", "SQUASH_MSG", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF", "description",
-	"index", "packed-refs", "shallow", "gc.pid", "gc.log", "locked",
+	"packed-refs", "shallow", "gc.pid", "gc.log", "locked",
 }
 
 // stateDirs hold only data: objects, refs, logs and the state of a merge,
@@ -39,6 +42,117 @@ var infoFiles = []string{"exclude", "refs", "sparse-checkout", "attributes"}
 // todoFiles are lists a later `git rebase --continue` would run exec lines
 // from.
 var todoFiles = []string{"rebase-merge/git-rebase-todo", "rebase-merge/git-rebase-todo.backup", "sequencer/todo"}
+
+// stateChecks are, for each directory where git keeps the state of a
+// rebase, am, cherry-pick or revert in progress, the files git resumes
+// from that can name something to run or a file to write (see
+// badStateFile).
+var stateChecks = map[string][]string{
+	"rebase-merge": {"git-rebase-todo", "git-rebase-todo.backup", "strategy", "gpg_sign_opt"},
+	"rebase-apply": {"strategy", "apply-opt", "gpg_sign_opt"},
+	"sequencer":    {"todo", "opts"},
+}
+
+// mergeStrategies are the strategies git carries out itself or with a
+// program of its own. For any other name git runs "git-merge-<name>" from
+// PATH, or as a path when the name holds a slash.
+var mergeStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+
+// badStateFile says why a later `git rebase --continue`, `git am
+// --continue` or `git cherry-pick --continue` on the host would run or
+// write something of the command's choosing from the file name, holding b,
+// of the state directory dir (a key of stateChecks), or returns "": a todo
+// list with an exec line, a merge strategy that is not git's own, options
+// for `git apply` beyond those `git am` records (--build-fake-ancestor=FILE
+// writes FILE), a signing option that is not -S.
+func badStateFile(dir, name string, b []byte) string {
+	switch {
+	case name == "git-rebase-todo" || name == "git-rebase-todo.backup" || name == "todo":
+		if hasExec(b) {
+			return "its todo list runs commands (exec)"
+		}
+	case name == "strategy":
+		if s := strings.TrimSuffix(string(b), "\n"); !slices.Contains(mergeStrategies, s) {
+			return fmt.Sprintf("its merge strategy %q is not one of git's own", s)
+		}
+	case name == "opts":
+		es, err := ParseConfig(b)
+		if err != nil {
+			return "its options cannot be checked: " + err.Error()
+		}
+		for _, e := range es {
+			if e.Key == "options.strategy" && !slices.Contains(mergeStrategies, e.Value) {
+				return fmt.Sprintf("its merge strategy %q is not one of git's own", e.Value)
+			}
+		}
+	case name == "apply-opt":
+		args, err := sqDequote(strings.TrimSpace(string(b)))
+		if err != nil {
+			return "its options for git apply cannot be checked: " + err.Error()
+		}
+		for _, a := range args {
+			if !amApplyOption(a) {
+				return fmt.Sprintf("its options for git apply hold %q", a)
+			}
+		}
+	case name == "gpg_sign_opt":
+		if s := strings.TrimSpace(string(b)); s != "" && !strings.HasPrefix(s, "-S") {
+			return fmt.Sprintf("its signing option %q is not -S", s)
+		}
+	}
+	return ""
+}
+
+// amApplyOption reports whether a is one of the options `git am` passes
+// through to `git apply` and records.
+func amApplyOption(a string) bool {
+	switch a {
+	case "--ignore-space-change", "--ignore-whitespace", "--reject":
+		return true
+	}
+	for _, p := range []string{"--whitespace=", "--directory=", "--exclude=", "--include=", "-C", "-p"} {
+		if strings.HasPrefix(a, p) && !strings.HasPrefix(a[len(p):], "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// sqDequote splits what git's sq_quote_argv writes: arguments in single
+// quotes, separated by spaces; a quote or ! inside one closes the quotes,
+// follows a backslash and opens them again.
+func sqDequote(s string) ([]string, error) {
+	var out []string
+	for {
+		s = strings.TrimLeft(s, " ")
+		if s == "" {
+			return out, nil
+		}
+		if s[0] != '\'' {
+			return nil, errors.New("an unquoted argument")
+		}
+		s = s[1:]
+		var b strings.Builder
+		for {
+			i := strings.IndexByte(s, '\'')
+			if i < 0 {
+				return nil, errors.New("an unterminated quote")
+			}
+			b.WriteString(s[:i])
+			s = s[i+1:]
+			if len(s) >= 3 && s[0] == '\\' && (s[1] == '\'' || s[1] == '!') && s[2] == '\'' {
+				b.WriteByte(s[1])
+				s = s[3:]
+				continue
+			}
+			break
+		}
+		if s != "" && s[0] != ' ' {
+			return nil, errors.New("text after a closing quote")
+		}
+		out = append(out, b.String())
+	}
+}
 
 // classify says what rel, a slash-separated path inside a git directory,
 // is. Submodules' git directories (modules/<name>/) follow the same rules;
@@ -57,7 +171,7 @@ var readByGit = []string{"hooks", "config", "config.worktree", "commondir", "alt
 func classifyParts(parts []string, top bool) class {
 	if len(parts) >= 3 && parts[0] == "modules" && top {
 		c := classifyParts(parts[2:], true)
-		if c == plain || c == todo {
+		if c == plain || c == todo || c == gitIndex {
 			for _, p := range parts[1 : len(parts)-1] {
 				if slices.Contains(readByGit, p) {
 					return dropped
@@ -84,8 +198,9 @@ func classifyParts(parts []string, top bool) class {
 		switch {
 		case name == "config" && top:
 			return config
-		case slices.Contains(stateFiles, name), strings.HasPrefix(name, "BISECT_"),
-			strings.HasPrefix(name, "sharedindex."):
+		case name == "index", strings.HasPrefix(name, "sharedindex."):
+			return gitIndex
+		case slices.Contains(stateFiles, name), strings.HasPrefix(name, "BISECT_"):
 			return plain
 		}
 		return dropped

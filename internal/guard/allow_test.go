@@ -9,7 +9,10 @@ import (
 func TestClassify(t *testing.T) {
 	for rel, want := range map[string]class{
 		"HEAD":                                 plain,
-		"index":                                plain,
+		"index":                                gitIndex,
+		"sharedindex.0123":                     gitIndex,
+		"modules/sub/index":                    gitIndex,
+		"worktrees/wt/index":                   gitIndex,
 		"objects/ab/cdef":                      plain,
 		"objects/pack/pack-1.pack":             plain,
 		"objects/info/alternates":              dropped,

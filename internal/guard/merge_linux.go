@@ -179,7 +179,7 @@ func (m *merger) entry(rel string) {
 			m.drop(rel, "not an allowed directory")
 			return
 		}
-		if bad := m.badTodo(rel); bad != "" {
+		if bad := m.badState(rel); bad != "" {
 			m.drop(rel, bad)
 			return
 		}
@@ -198,19 +198,17 @@ func (m *merger) entry(rel string) {
 	}
 }
 
-// badTodo says why a sequencer directory must not land: a todo list that
-// `git rebase --continue` on the host would run an exec line from.
-func (m *merger) badTodo(rel string) string {
-	var files []string
-	switch path.Base(rel) {
-	case "rebase-merge":
-		files = []string{"git-rebase-todo", "git-rebase-todo.backup"}
-	case "sequencer":
-		files = []string{"todo"}
-	}
-	for _, f := range files {
-		if b, err := m.u.ReadFile(rel + "/" + f); err == nil && hasExec(b) {
-			return "its todo list runs commands (exec)"
+// badState says why a state directory (rebase-merge, rebase-apply,
+// sequencer) must not land: a file of it the command wrote that git,
+// resuming on the host, would run or write something of the command's
+// choosing from (see badStateFile).
+func (m *merger) badState(rel string) string {
+	dir := path.Base(rel)
+	for _, f := range stateChecks[dir] {
+		if b, err := m.u.ReadFile(rel + "/" + f); err == nil {
+			if bad := badStateFile(dir, f, b); bad != "" {
+				return bad
+			}
 		}
 	}
 	return ""
@@ -223,6 +221,8 @@ func (m *merger) file(rel string, fi fs.FileInfo) {
 	switch classify(rel) {
 	case plain, todo:
 		m.copy(rel, fi)
+	case gitIndex:
+		m.index(rel, fi)
 	case config:
 		m.config(rel, fi)
 	case wtCommondir:
@@ -244,6 +244,66 @@ func (m *merger) file(rel string, fi fs.FileInfo) {
 	default:
 		m.drop(rel, "not an allowed file")
 	}
+}
+
+// index lands an index (or a split index's shared part) that holds no
+// path git would write outside the work tree or into a git directory, read
+// with the object names of the repository's format.
+func (m *merger) index(rel string, fi fs.FileInfo) {
+	b, err := m.u.ReadFile(rel)
+	if err != nil {
+		m.drop(rel, err.Error())
+		return
+	}
+	for _, size := range m.hashSizes(rel) {
+		if bad := checkIndex(b, size); bad != "" {
+			m.drop(rel, "not an index git may read: "+bad)
+			return
+		}
+	}
+	m.place(rel, fi, func(dst *os.File) error {
+		_, err := dst.Write(b)
+		return err
+	})
+}
+
+// hashSizes returns the sizes of object names git reads the index at rel
+// with: those of the object format the config of its git directory names
+// (for a linked worktree's, the common one's), as it is on the host once
+// config has landed; both when that config cannot be read.
+func (m *merger) hashSizes(rel string) []int {
+	dir := path.Dir(rel)
+	configs := []string{path.Join(dir, "config")}
+	if up := path.Dir(dir); path.Base(up) == "worktrees" {
+		configs = append(configs, path.Join(path.Dir(up), "config"))
+	}
+	var sizes []int
+	for _, c := range configs {
+		b, err := m.h.ReadFile(c)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		es, perr := ParseConfig(b)
+		if err != nil || perr != nil {
+			sizes = append(sizes, 20, 32)
+			continue
+		}
+		size := 20
+		for _, e := range es {
+			if e.Key == "extensions.objectformat" {
+				size = 20
+				if strings.EqualFold(e.Value, "sha256") {
+					size = 32
+				}
+			}
+		}
+		sizes = append(sizes, size)
+	}
+	if len(sizes) == 0 {
+		return []int{20}
+	}
+	slices.Sort(sizes)
+	return slices.Compact(sizes)
 }
 
 func (m *merger) config(rel string, fi fs.FileInfo) {
@@ -311,8 +371,8 @@ func (m *merger) unchanged(rel string, fi fs.FileInfo) bool {
 	return err == nil && bi.Mode().IsRegular() && bi.Size() == fi.Size() && samePrefix(a, b, fi.Size())
 }
 
-// copy writes the upper's file to the host under a temporary name and
-// renames it into place.
+// copy lands the upper's file on the host: appended when it is a reflog
+// that grew, otherwise placed whole.
 func (m *merger) copy(rel string, fi fs.FileInfo) {
 	src, err := m.u.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -323,6 +383,12 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 	if m.appendLog(rel, src, fi.Size()) {
 		return
 	}
+	m.place(rel, fi, func(dst *os.File) error { return copyData(dst, src, fi.Size()) })
+}
+
+// place writes rel, with fi's permissions, to the host under a temporary
+// name and renames it into place.
+func (m *merger) place(rel string, fi fs.FileInfo, write func(dst *os.File) error) {
 	tmp := path.Join(path.Dir(rel), ".corral-merge-"+path.Base(rel))
 	m.h.Remove(tmp)
 	dst, err := m.h.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, fi.Mode().Perm()&0o666)
@@ -330,7 +396,7 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 		m.drop(rel, err.Error())
 		return
 	}
-	err = copyData(dst, src, fi.Size())
+	err = write(dst)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

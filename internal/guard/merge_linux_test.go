@@ -50,13 +50,17 @@ func TestMergeReflogs(t *testing.T) {
 }
 
 // BenchmarkMerge merges what one commit on a repository of 10k files
-// leaves in a stage (four loose objects, the index of 720 KB, the branch,
+// leaves in a stage (four loose objects, the index of 10k entries, the branch,
 // two reflogs grown by a line, COMMIT_EDITMSG) from a tmpfs (/dev/shm,
 // where stages live) into a git directory on the file system of the
 // temporary directory.
 func BenchmarkMerge(b *testing.B) {
 	host := b.TempDir()
-	index := make([]byte, 720<<10)
+	entries := make([]indexEntry, 10000)
+	for i := range entries {
+		entries[i] = indexEntry{fmt.Sprintf("d%d/f%d", i/100, i%100), modeFile}
+	}
+	index := buildIndex(2, len(entries), indexEntries(2, entries))
 	for _, d := range []string{"objects/info", "refs/heads", "logs/refs/heads"} {
 		require.NoError(b, os.MkdirAll(filepath.Join(host, d), 0o755))
 	}
@@ -76,7 +80,7 @@ func BenchmarkMerge(b *testing.B) {
 		for j := range 4 {
 			write(upper, fmt.Sprintf("objects/%02x/%038d", (i*4+j)%256, i*4+j), make([]byte, 200))
 		}
-		index[i%len(index)]++
+		index[len(index)-1]++ // the checksum
 		write(upper, "index", index)
 		write(upper, "COMMIT_EDITMSG", []byte("x\n"))
 		write(upper, "refs/heads/main", []byte(fmt.Sprintf("%040d\n", i)))
