@@ -61,6 +61,9 @@ type gitAttack struct {
 	// planted, when set, replaces the git probe: the path an editor or
 	// agent would load.
 	planted string
+	// leaked, when set, is what the git probe must not write: a path and
+	// the content hidden from the command.
+	leaked string
 }
 
 func gitAttacks() []gitAttack {
@@ -117,6 +120,9 @@ func gitAttacks() []gitAttack {
 			`echo conflict > f && git commit -qam x`,
 			script: `git am -q p/*.patch >/dev/null 2>&1; printf "'--build-fake-ancestor=%s'" "$MARK" > .git/rebase-apply/apply-opt; ` +
 				`echo one > f; git add f`, probe: "."},
+		{name: "rerere copies a hidden file", script: `id=0123456789012345678901234567890123456789; mkdir -p .git/rr-cache/$id && ` +
+			`printf '%s\tsecret/token\0' $id > .git/MERGE_RR`,
+			probe: ".", leaked: ".git/rr-cache/0123456789012345678901234567890123456789/postimage:s3cr3t-payload"},
 		{name: "new .vscode/tasks.json", script: `mkdir .vscode && echo '{"tasks":[]}' > .vscode/tasks.json`, planted: ".vscode/tasks.json"},
 		{name: "new nested .vscode", script: `mkdir -p a/b/.vscode && echo '{}' > a/b/.vscode/tasks.json`, planted: "a/b/.vscode/tasks.json"},
 		{name: "new .claude/settings.json", script: `mkdir .claude && echo '{"hooks":{}}' > .claude/settings.json`, planted: ".claude/settings.json"},
@@ -165,10 +171,14 @@ func TestGitAndEditorPlanting(t *testing.T) {
 				}
 				hostGit(t, w, `set -- "$WS/`+a.probe+`"; `+hostProbe)
 				t.Logf("boxed=%v: %s", boxed, r)
+				if a.leaked != "" {
+					p, want, _ := strings.Cut(a.leaked, ":")
+					return fileHas(filepath.Join(w.ws, p), want)
+				}
 				return exists(mark)
 			}
 			require.True(t, run(false), "the probe must work without the sandbox")
-			assert.False(t, run(true), "planted code the host runs")
+			assert.False(t, run(true), "planted something the host runs (or, leaked, copies)")
 		})
 	}
 }

@@ -21,9 +21,12 @@ const (
 )
 
 // stateFiles are the files at the top of a git directory (or of a linked
-// worktree's) that git writes in ordinary work and runs nothing from.
+// worktree's) that git writes in ordinary work and runs nothing from. Not
+// MERGE_RR: git's rerere, run by every commit once rr-cache exists, copies
+// each file it names (any path, through any symlink) into rr-cache, where
+// the next command could read a file hidden from it.
 var stateFiles = []string{
-	"HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MODE", "MERGE_MSG", "MERGE_RR",
+	"HEAD", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "MERGE_MODE", "MERGE_MSG",
 	"CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "AUTO_MERGE", "COMMIT_EDITMSG",
 	"TAG_EDITMSG", "SQUASH_MSG", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF", "description",
 	"packed-refs", "shallow", "gc.pid", "gc.log", "locked",

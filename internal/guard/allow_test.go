@@ -43,6 +43,7 @@ func TestClassify(t *testing.T) {
 		"worktrees/wt/modules/sub/config":      dropped,
 		"sequencer/todo":                       todo,
 		"BISECT_LOG":                           plain,
+		"MERGE_RR":                             dropped,
 		"description":                          plain,
 		"branches/origin":                      dropped,
 		"svn/whatever":                         dropped,
