@@ -252,7 +252,9 @@ func AllowedConfig(key, value string) (bool, string) {
 		return false, "not an allowed key"
 	}
 	switch name := rest[i+1:]; {
-	case name == "url" || name == "pushurl":
+	case name == "url" || name == "pushurl" || sec == "branch" && (name == "remote" || name == "pushremote"):
+		// A branch's remote that names no configured one is a URL to
+		// git fetch and push.
 		if bad := badURL(value); bad != "" {
 			return false, bad
 		}
