@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -20,15 +21,17 @@ import (
 
 // Merge applies what upper, an overlayfs upper directory over the git
 // directory host (or a git directory created from nothing, over an empty
-// one), changed, through the allowlist: objects, refs, logs, the index,
-// HEAD and the other state files, the state of a merge, rebase, cherry-pick
-// or revert in progress, the same for linked worktrees (whose gitdir must
+// one), changed, through the allowlist: objects, refs, logs, an index whose
+// paths git would accept, HEAD and the other state files, the state of a
+// merge, rebase, cherry-pick or revert in progress that resumes nothing of
+// the command's choosing, the same for linked worktrees (whose gitdir must
 // name a .git inside one of roots) and submodules, and config when every
 // key that changed is allowed. Each file is written to a temporary name and
-// renamed into place. Everything else is left out and returned, one line
-// each, named after report (the git directory's path as the command saw
-// it). The files in copied (see copyUnmapped) land only where their
-// content changed.
+// renamed into place, except where git itself writes in place (a reflog
+// that grew is appended to, a commit message rewritten). Everything else
+// is left out and returned, one line each, named after report (the git
+// directory's path as the command saw it). The files in copied (see
+// copyUnmapped) land only where their content changed.
 //
 // Preconditions: nothing else writes to upper meanwhile.
 func Merge(upper, host, report string, roots []string, copied map[string]bool) []string {
@@ -44,15 +47,22 @@ func Merge(upper, host, report string, roots []string, copied map[string]bool) [
 	defer h.Close()
 	m := &merger{u: u, h: h, upper: upper, report: report, roots: roots, copied: copied}
 	m.dir(".", false)
+	m.indexes.Wait()
+	slices.Sort(m.dropped)
 	return m.dropped
 }
 
 type merger struct {
-	u, h    *os.Root
-	upper   string
-	report  string
-	roots   []string
-	copied  map[string]bool
+	u, h   *os.Root
+	upper  string
+	report string
+	roots  []string
+	copied map[string]bool
+	// indexes are the indexes being checked and written meanwhile: the
+	// largest files of a commit, which name only objects, already there.
+	indexes sync.WaitGroup
+
+	mu      sync.Mutex
 	dropped []string
 }
 
@@ -60,6 +70,8 @@ func (m *merger) drop(rel, why string) {
 	if m.template(rel) {
 		return // git init's templates: never run
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.dropped = append(m.dropped, fmt.Sprintf("%s: %s", path.Join(m.report, rel), why))
 }
 
@@ -86,7 +98,8 @@ func (m *merger) template(rel string) bool {
 }
 
 // order puts objects first and the files that name them last, so that the
-// host never sees a ref to an object it lacks.
+// host never sees a ref to an object it lacks. (An index names blobs,
+// written by then: it is written beside the rest.)
 func order(name string) int {
 	switch name {
 	case "objects":
@@ -222,7 +235,7 @@ func (m *merger) file(rel string, fi fs.FileInfo) {
 	case plain, todo:
 		m.copy(rel, fi)
 	case gitIndex:
-		m.index(rel, fi)
+		m.indexes.Go(func() { m.index(rel, fi) })
 	case config:
 		m.config(rel, fi)
 	case wtCommondir:
@@ -380,7 +393,7 @@ func (m *merger) copy(rel string, fi fs.FileInfo) {
 		return
 	}
 	defer src.Close()
-	if m.appendLog(rel, src, fi.Size()) {
+	if m.appendLog(rel, src, fi.Size()) || m.rewrite(rel, src, fi.Size()) {
 		return
 	}
 	m.place(rel, fi, func(dst *os.File) error { return copyData(dst, src, fi.Size()) })
@@ -450,6 +463,35 @@ func (m *merger) appendLog(rel string, src *os.File, size int64) bool {
 		return false
 	}
 	return err == nil
+}
+
+// inPlace are the files git itself writes in place (with fopen "w"): a
+// message git reads back only in the command that wrote it.
+var inPlace = []string{"COMMIT_EDITMSG", "MERGE_MSG", "SQUASH_MSG", "TAG_EDITMSG"}
+
+// rewrite lands such a file the way git writes it, over the host's own,
+// which spares making a file and renaming it over the old one. It reports
+// false, having changed nothing, for any other file, or when the host's is
+// not a regular file of one link; the caller then places it whole.
+func (m *merger) rewrite(rel string, src *os.File, size int64) bool {
+	if !slices.Contains(inPlace, path.Base(rel)) {
+		return false
+	}
+	h, err := m.h.OpenFile(rel, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer h.Close()
+	var st unix.Stat_t
+	if unix.Fstat(int(h.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return false
+	}
+	if h.Truncate(0) != nil || copyData(h, src, size) != nil {
+		// The copy that follows replaces what is left as a whole.
+		src.Seek(0, io.SeekStart)
+		return false
+	}
+	return true
 }
 
 // sameFile reports whether f is the file fi describes.

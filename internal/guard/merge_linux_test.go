@@ -96,3 +96,58 @@ func BenchmarkMerge(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestMergeMessageInPlace lands a commit message over the host's own, as
+// git writes it, unless the host's file has another link: that one is
+// replaced, and the other name keeps its content.
+func TestMergeMessageInPlace(t *testing.T) {
+	for _, linked := range []bool{false, true} {
+		host, upper := t.TempDir(), t.TempDir()
+		msg := filepath.Join(host, "COMMIT_EDITMSG")
+		require.NoError(t, os.WriteFile(msg, []byte("an old and longer message\n"), 0o644))
+		other := filepath.Join(host, "other")
+		if linked {
+			require.NoError(t, os.Link(msg, other))
+		}
+		before, err := os.Stat(msg)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(upper, "COMMIT_EDITMSG"), []byte("new\n"), 0o644))
+		assert.Empty(t, Merge(upper, host, "/ws/.git", []string{"/ws"}, nil))
+		b, err := os.ReadFile(msg)
+		require.NoError(t, err)
+		assert.Equal(t, "new\n", string(b))
+		after, err := os.Stat(msg)
+		require.NoError(t, err)
+		assert.Equal(t, !linked, os.SameFile(before, after), "linked=%v", linked)
+		if linked {
+			b, err := os.ReadFile(other)
+			require.NoError(t, err)
+			assert.Equal(t, "an old and longer message\n", string(b))
+		}
+	}
+}
+
+// TestMergeChecksIndex drops an index with an entry git would write into
+// .git, and lands a good one beside the rest.
+func TestMergeChecksIndex(t *testing.T) {
+	host, upper := t.TempDir(), t.TempDir()
+	old := buildIndex(2, 0)
+	require.NoError(t, os.WriteFile(filepath.Join(host, "index"), old, 0o644))
+	bad := buildIndex(2, 1, indexEntries(2, []indexEntry{{".git/hooks/pre-commit", modeFile}}))
+	require.NoError(t, os.WriteFile(filepath.Join(upper, "index"), bad, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(upper, "ORIG_HEAD"), []byte("x\n"), 0o644))
+	dropped := Merge(upper, host, "/ws/.git", []string{"/ws"}, nil)
+	require.Len(t, dropped, 1)
+	assert.Contains(t, dropped[0], `/ws/.git/index: not an index git may read: an entry ".git/hooks/pre-commit"`)
+	b, err := os.ReadFile(filepath.Join(host, "index"))
+	require.NoError(t, err)
+	assert.Equal(t, old, b, "the host's index stays")
+	assert.FileExists(t, filepath.Join(host, "ORIG_HEAD"))
+
+	good := buildIndex(2, 1, indexEntries(2, []indexEntry{{"a/b", modeFile}}))
+	require.NoError(t, os.WriteFile(filepath.Join(upper, "index"), good, 0o644))
+	assert.Empty(t, Merge(upper, host, "/ws/.git", []string{"/ws"}, nil))
+	b, err = os.ReadFile(filepath.Join(host, "index"))
+	require.NoError(t, err)
+	assert.Equal(t, good, b)
+}
