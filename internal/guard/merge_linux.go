@@ -98,16 +98,22 @@ func (m *merger) template(rel string) bool {
 }
 
 // order puts objects first and the files that name them last, so that the
-// host never sees a ref to an object it lacks. (An index names blobs,
-// written by then: it is written beside the rest.)
+// host never sees a ref to an object it lacks. The index, the largest
+// file, names only blobs, there by then: it is checked and written
+// meanwhile, from as early as it can be, right after config (whose object
+// format it is read with).
 func order(name string) int {
 	switch name {
 	case "objects":
 		return 0
-	case "HEAD", "index", "packed-refs":
+	case "config":
+		return 1
+	case "index":
 		return 2
+	case "HEAD", "packed-refs":
+		return 4
 	}
-	return 1
+	return 3
 }
 
 func (m *merger) dir(rel string, opaque bool) {
@@ -263,10 +269,21 @@ func (m *merger) file(rel string, fi fs.FileInfo) {
 // path git would write outside the work tree or into a git directory, read
 // with the object names of the repository's format.
 func (m *merger) index(rel string, fi fs.FileInfo) {
-	b, err := m.u.ReadFile(rel)
+	src, err := m.u.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		m.drop(rel, err.Error())
 		return
+	}
+	defer src.Close()
+	// Mapped, not read: the check reads the staged file where it lies,
+	// and the copy goes from file to file inside the kernel.
+	var b []byte
+	if fi.Size() > 0 {
+		if b, err = unix.Mmap(int(src.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED); err != nil {
+			m.drop(rel, err.Error())
+			return
+		}
+		defer unix.Munmap(b)
 	}
 	for _, size := range m.hashSizes(rel) {
 		if bad := checkIndex(b, size); bad != "" {
@@ -274,10 +291,7 @@ func (m *merger) index(rel string, fi fs.FileInfo) {
 			return
 		}
 	}
-	m.place(rel, fi, func(dst *os.File) error {
-		_, err := dst.Write(b)
-		return err
-	})
+	m.place(rel, fi, func(dst *os.File) error { return copyData(dst, src, fi.Size()) })
 }
 
 // hashSizes returns the sizes of object names git reads the index at rel
