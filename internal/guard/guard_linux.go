@@ -122,6 +122,7 @@ func identityOf(st *unix.Stat_t) identity {
 // stage covers them, and makes the tmpfs the stages' upper layers go to,
 // mounted nowhere.
 func Prepare(roots []string) (*Session, error) {
+	ownIDMaps() // for Start's staging, ahead
 	s := &Session{seen: map[identity]bool{}, tmpfs: -1}
 	roots = slices.Clone(roots)
 	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) }) // deepest first

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,7 +29,7 @@ import (
 // merge lands one only where the command changed it. An entry it cannot
 // copy is left as it is: writing it fails inside as it would have.
 func copyUnmapped(host, upper int) map[string]bool {
-	uids, gids := readIDMap("uid_map"), readIDMap("gid_map")
+	uids, gids := ownIDMaps()
 	if uids == nil || gids == nil {
 		return nil
 	}
@@ -49,6 +50,10 @@ func (c *upCopier) dir(lower int, upperOf func() (int, error), rel string) {
 	if err != nil {
 		return
 	}
+	c.entries(lower, upperOf, rel, names)
+}
+
+func (c *upCopier) entries(lower int, upperOf func() (int, error), rel string, names []string) {
 	for _, name := range names {
 		p := path.Join(rel, name)
 		var st unix.Stat_t
@@ -58,11 +63,16 @@ func (c *upCopier) dir(lower int, upperOf func() (int, error), rel string) {
 		mapped := c.uids.has(st.Uid) && c.gids.has(st.Gid)
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
-			if p == "objects" {
-				continue
+			if p == "objects" || p == "hooks" {
+				continue // the host's own objects; hooks git never writes
 			}
 			sub, err := unix.Openat(lower, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
+				continue
+			}
+			subNames, err := direntNames(sub)
+			if err != nil {
+				unix.Close(sub)
 				continue
 			}
 			up := -1
@@ -88,7 +98,7 @@ func (c *upCopier) dir(lower int, upperOf func() (int, error), rel string) {
 			if !mapped {
 				subUpper()
 			}
-			c.dir(sub, subUpper, p)
+			c.entries(sub, subUpper, p, subNames)
 			unix.Close(sub)
 			if up >= 0 {
 				unix.Close(up)
@@ -119,9 +129,24 @@ func readNames(fd int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(d), "")
-	defer f.Close()
-	return f.Readdirnames(-1)
+	defer unix.Close(d)
+	return direntNames(d)
+}
+
+// direntNames lists the directory fd, freshly opened, from its offset on.
+func direntNames(fd int) ([]string, error) {
+	var names []string
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }
 
 // copyFileAt copies the regular file name of directory from to a new file
@@ -162,6 +187,12 @@ func readlinkAt(dir int, name string) (string, error) {
 
 // idMap is the ranges of ids a user namespace maps, as seen inside it.
 type idMap [][2]uint32 // first id, count
+
+// ownIDMaps returns the id maps of the process's user namespace, which
+// stays its own for its life, read once (Prepare reads them ahead).
+var ownIDMaps = sync.OnceValues(func() (idMap, idMap) {
+	return readIDMap("uid_map"), readIDMap("gid_map")
+})
 
 // readIDMap reads the calling process's /proc/self/uid_map or gid_map, or
 // returns nil.
