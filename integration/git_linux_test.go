@@ -110,6 +110,9 @@ func gitAttacks() []gitAttack {
 		{name: "rebase strategy", setup: `echo 1 > f && git add f && git commit -qm b && echo 2 > g && git add g && git commit -qm c`,
 			script: `GIT_SEQUENCE_EDITOR="sed -i -e 1s/^pick/drop/ -e 1ibreak" git rebase -q -i HEAD~2; ` +
 				`mkdir git-merge-..; set -- x; ` + hook + `; echo ../../x > .git/rebase-merge/strategy`, probe: "."},
+		{name: "rebase strategy options", setup: `echo 1 > f && git add f && git commit -qm b && echo 2 > g && git add g && git commit -qm c`,
+			script: `GIT_SEQUENCE_EDITOR="sed -i -e 1s/^pick/drop/ -e 1ibreak" git rebase -q -i HEAD~2; ` +
+				`echo resolve > .git/rebase-merge/strategy; printf "'--index-output=%s'" "$MARK" > .git/rebase-merge/strategy_opts`, probe: "."},
 		{name: "cherry-pick strategy", setup: `git checkout -q -b side && echo 1 > f && git add f && git commit -qm b && ` +
 			`echo 2 > f && git commit -qam c && echo 3 > g && git add g && git commit -qm d && git checkout -q - && ` +
 			`echo 0 > f && git add f && git commit -qm x`,

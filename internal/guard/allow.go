@@ -51,8 +51,8 @@ var todoFiles = []string{"rebase-merge/git-rebase-todo", "rebase-merge/git-rebas
 // from that can name something to run or a file to write (see
 // badStateFile).
 var stateChecks = map[string][]string{
-	"rebase-merge": {"git-rebase-todo", "git-rebase-todo.backup", "strategy", "gpg_sign_opt"},
-	"rebase-apply": {"strategy", "apply-opt", "gpg_sign_opt"},
+	"rebase-merge": {"git-rebase-todo", "git-rebase-todo.backup", "strategy", "strategy_opts", "gpg_sign_opt"},
+	"rebase-apply": {"strategy", "strategy_opts", "apply-opt", "gpg_sign_opt"},
 	"sequencer":    {"todo", "opts"},
 }
 
@@ -61,13 +61,33 @@ var stateChecks = map[string][]string{
 // PATH, or as a path when the name holds a slash.
 var mergeStrategies = []string{"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
 
+// mergeOptions are the strategy options (-X) git's own strategies know.
+// git hands a strategy its options as "--<option>" arguments, and the
+// resolve script passes what it does not know on to `git read-tree`: an
+// option "index-output=FILE" there writes FILE.
+var mergeOptions = []string{
+	"ours", "theirs", "subtree", "patience", "histogram", "diff-algorithm", "ignore-space-change",
+	"ignore-all-space", "ignore-space-at-eol", "ignore-cr-at-eol", "renormalize", "no-renormalize",
+	"no-renames", "find-renames", "rename-threshold",
+}
+
+// badMergeOption says why o (without its dashes) is not one of
+// mergeOptions, with or without a value, or returns "".
+func badMergeOption(o string) string {
+	if name, _, _ := strings.Cut(o, "="); !slices.Contains(mergeOptions, name) {
+		return fmt.Sprintf("its merge strategy option %q is not one of git's own", o)
+	}
+	return ""
+}
+
 // badStateFile says why a later `git rebase --continue`, `git am
 // --continue` or `git cherry-pick --continue` on the host would run or
 // write something of the command's choosing from the file name, holding b,
 // of the state directory dir (a key of stateChecks), or returns "": a todo
 // list with an exec line, a merge strategy that is not git's own, options
 // for `git apply` beyond those `git am` records (--build-fake-ancestor=FILE
-// writes FILE), a signing option that is not -S.
+// writes FILE), a merge strategy option git's own strategies do not know,
+// a signing option that is not -S.
 func badStateFile(dir, name string, b []byte) string {
 	switch {
 	case name == "git-rebase-todo" || name == "git-rebase-todo.backup" || name == "todo":
@@ -84,8 +104,27 @@ func badStateFile(dir, name string, b []byte) string {
 			return "its options cannot be checked: " + err.Error()
 		}
 		for _, e := range es {
-			if e.Key == "options.strategy" && !slices.Contains(mergeStrategies, e.Value) {
+			switch {
+			case e.Key == "options.strategy" && !slices.Contains(mergeStrategies, e.Value):
 				return fmt.Sprintf("its merge strategy %q is not one of git's own", e.Value)
+			case e.Key == "options.strategy-option":
+				if bad := badMergeOption(e.Value); bad != "" {
+					return bad
+				}
+			}
+		}
+	case name == "strategy_opts":
+		args, err := sqDequote(strings.TrimSpace(string(b)))
+		if err != nil {
+			return "its merge strategy options cannot be checked: " + err.Error()
+		}
+		for _, a := range args {
+			o, ok := strings.CutPrefix(a, "--")
+			if !ok {
+				return fmt.Sprintf("its merge strategy option %q is not one of git's own", a)
+			}
+			if bad := badMergeOption(o); bad != "" {
+				return bad
 			}
 		}
 	case name == "apply-opt":

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestClassify(t *testing.T) {
@@ -72,4 +73,47 @@ func TestHasExec(t *testing.T) {
 	assert.True(t, hasExec([]byte("pick 1 a\nexec make\n")))
 	assert.True(t, hasExec([]byte("  x rm -rf ~\n")))
 	assert.False(t, hasExec([]byte("pick 1 exec\n# exec\n")))
+}
+
+func TestBadStateFile(t *testing.T) {
+	for _, tt := range []struct {
+		dir, name, content string
+		bad                bool
+	}{
+		{"rebase-merge", "strategy", "ort\n", false},
+		{"rebase-merge", "strategy", "octopus\n", false},
+		{"rebase-merge", "strategy", "../../x\n", true},
+		{"rebase-merge", "strategy", "ort \n", true},
+		{"rebase-apply", "strategy", "evil\n", true},
+		{"rebase-merge", "git-rebase-todo", "pick 1 a\nexec make\n", true},
+		{"rebase-merge", "gpg_sign_opt", "-SABCD\n", false},
+		{"rebase-merge", "gpg_sign_opt", "--exec=x\n", true},
+		{"sequencer", "todo", "pick 1 a\n", false},
+		{"sequencer", "opts", "[options]\n\tstrategy = ort\n\tgpg-sign = K\n", false},
+		{"sequencer", "opts", "[options]\n\tstrategy = ../../x\n", true},
+		{"sequencer", "opts", "[options\n", true},
+		{"sequencer", "opts", "[options]\n\tstrategy = resolve\n\tstrategy-option = patience\n\tstrategy-option = rename-threshold=50\n", false},
+		{"sequencer", "opts", "[options]\n\tstrategy = resolve\n\tstrategy-option = index-output=/x\n", true},
+		{"rebase-merge", "strategy_opts", "'--patience' '--find-renames=40'\n", false},
+		{"rebase-merge", "strategy_opts", "'--index-output=/home/u/.bashrc'\n", true},
+		{"rebase-apply", "strategy_opts", "'patience'\n", true},
+		{"rebase-apply", "apply-opt", "'--whitespace=fix' '-C1' '--directory=sub' '--reject'\n", false},
+		{"rebase-apply", "apply-opt", "", false},
+		{"rebase-apply", "apply-opt", "'--build-fake-ancestor=/home/u/.bashrc'\n", true},
+		{"rebase-apply", "apply-opt", "'-C1' '--unsafe-paths'\n", true},
+		{"rebase-apply", "apply-opt", "'--exclude=--x'\n", true},
+		{"rebase-apply", "apply-opt", "--whitespace=fix\n", true},
+	} {
+		assert.Equal(t, tt.bad, badStateFile(tt.dir, tt.name, []byte(tt.content)) != "", "%s/%s: %q", tt.dir, tt.name, tt.content)
+	}
+}
+
+func TestSqDequote(t *testing.T) {
+	args, err := sqDequote(`'a' 'b c' 'it'\''s' 'wow'\!''`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b c", "it's", "wow!"}, args)
+	for _, bad := range []string{`a`, `'a`, `'a'b`} {
+		_, err := sqDequote(bad)
+		assert.Error(t, err, bad)
+	}
 }

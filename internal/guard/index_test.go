@@ -213,44 +213,6 @@ func TestCheckIndexGit(t *testing.T) {
 	assert.NotEmpty(t, checkIndex(crafted, 20))
 }
 
-func TestBadStateFile(t *testing.T) {
-	for _, tt := range []struct {
-		dir, name, content string
-		bad                bool
-	}{
-		{"rebase-merge", "strategy", "ort\n", false},
-		{"rebase-merge", "strategy", "octopus\n", false},
-		{"rebase-merge", "strategy", "../../x\n", true},
-		{"rebase-merge", "strategy", "ort \n", true},
-		{"rebase-apply", "strategy", "evil\n", true},
-		{"rebase-merge", "git-rebase-todo", "pick 1 a\nexec make\n", true},
-		{"rebase-merge", "gpg_sign_opt", "-SABCD\n", false},
-		{"rebase-merge", "gpg_sign_opt", "--exec=x\n", true},
-		{"sequencer", "todo", "pick 1 a\n", false},
-		{"sequencer", "opts", "[options]\n\tstrategy = ort\n\tgpg-sign = K\n", false},
-		{"sequencer", "opts", "[options]\n\tstrategy = ../../x\n", true},
-		{"sequencer", "opts", "[options\n", true},
-		{"rebase-apply", "apply-opt", "'--whitespace=fix' '-C1' '--directory=sub' '--reject'\n", false},
-		{"rebase-apply", "apply-opt", "", false},
-		{"rebase-apply", "apply-opt", "'--build-fake-ancestor=/home/u/.bashrc'\n", true},
-		{"rebase-apply", "apply-opt", "'-C1' '--unsafe-paths'\n", true},
-		{"rebase-apply", "apply-opt", "'--exclude=--x'\n", true},
-		{"rebase-apply", "apply-opt", "--whitespace=fix\n", true},
-	} {
-		assert.Equal(t, tt.bad, badStateFile(tt.dir, tt.name, []byte(tt.content)) != "", "%s/%s: %q", tt.dir, tt.name, tt.content)
-	}
-}
-
-func TestSqDequote(t *testing.T) {
-	args, err := sqDequote(`'a' 'b c' 'it'\''s' 'wow'\!''`)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b c", "it's", "wow!"}, args)
-	for _, bad := range []string{`a`, `'a`, `'a'b`} {
-		_, err := sqDequote(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
 func BenchmarkCheckIndex(b *testing.B) {
 	entries := make([]indexEntry, 10000)
 	for i := range entries {
