@@ -77,6 +77,10 @@ type durableKind struct {
 	// sandbox built ahead does not hold it yet; its control run before a
 	// take needs the protection absent instead of the guard.
 	atStart bool
+	// byCall: the protection is no mount but the guard's check of each
+	// call that writes there, which the host replacing the path cannot
+	// lift (TestProtectedNameWhileHostReplaces).
+	byCall bool
 }
 
 var durableKinds = []durableKind{
@@ -133,6 +137,7 @@ var durableKinds = []durableKind{
 		},
 		probe:   `echo planted >> "$P"`,
 		atStart: true,
+		byCall:  true,
 	},
 	{
 		name: "workspace",
@@ -196,7 +201,7 @@ func TestProtectionsSurviveHostReplacingWhileRunning(t *testing.T) {
 // view decides instead where the kind says so.
 func eachDurableCase(t *testing.T, withTakeOnly bool, check func(t *testing.T, s *durableScene, cfg corral.Config, k durableKind, r durableReplacement, p string, guarded bool) bool) {
 	for _, k := range durableKinds {
-		if k.takeOnly && !withTakeOnly {
+		if (k.takeOnly || k.byCall) && !withTakeOnly {
 			continue
 		}
 		for _, r := range durableReplacements {
@@ -471,5 +476,48 @@ func TestHiddenDirectoryReplacedByFileWhileRunning(t *testing.T) {
 			})
 			assert.Equal(t, !guarded, wrong, "the probe read the new secret")
 		})
+	}
+}
+
+// A protected entry is guarded at each call that writes it, by its name:
+// the host replacing it while a command runs (an editor's save, git's
+// config.lock renamed over) lifts nothing. The control, with the name
+// allowed, plants.
+func TestProtectedNameWhileHostReplaces(t *testing.T) {
+	for _, r := range durableReplacements {
+		for _, guarded := range []bool{true, false} {
+			name := r.name
+			if !guarded {
+				name += "/control with the name allowed"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := newDurableScene(t)
+				cfg := s.config()
+				p := filepath.Join(s.ws, ".bashrc")
+				require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+				if !guarded {
+					cfg.AllowPlanting = []string{".bashrc"}
+				}
+				sb := durableSandbox(t, cfg, true)
+				fifo := filepath.Join(s.ro, "go")
+				c := sb.Command(t.Context(), "sh", "-c", `read x < "$FIFO"; echo planted >> "$P"`)
+				c.Env = []string{"PATH=/usr/bin:/bin", "P=" + p, "FIFO=" + fifo}
+				c.Dir = "/"
+				var out syncBuffer
+				c.Stdout, c.Stderr = &out, &out
+				require.NoError(t, c.Start())
+				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				require.NoError(t, err)
+				r.replace(t, p, false)
+				_, err = f.WriteString("go\n")
+				require.NoError(t, err)
+				f.Close()
+				err = c.Wait()
+				t.Logf("probe: %v %s", err, out.String())
+				planted := fileHas(p, "planted")
+				assert.Equal(t, !guarded, planted, "the command planted into the host's replaced .bashrc")
+				assert.True(t, fileHas(p, "rotated"), "the host's own content stays")
+			})
+		}
 	}
 }

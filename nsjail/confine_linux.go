@@ -1,6 +1,7 @@
 package nsjail
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -57,6 +58,10 @@ func confine(s *setup, stdio []*os.File, readable []string, watch func(policy []
 		}
 		if watch != nil && watch(s.Seccomp) {
 			return nil
+		}
+		if s.planting.Lazy() {
+			// Nothing but the listener guards what the command writes.
+			return failureOf(LayerProtect, "", errors.New("the guard's listener could not be loaded"))
 		}
 		if err := seccomp.Load(s.Seccomp); err != nil {
 			return failureOf(LayerSeccomp, "", err)

@@ -57,9 +57,12 @@ type creator struct {
 // a namespaced sandbox whose guard can stage, on a kernel that can resolve
 // a path without magic links (openat2, Linux 5.6).
 func createsNames(s *setup, planted *guard.Session) bool {
-	if s.Bare || !planted.Stages() {
-		return false
-	}
+	return !s.Bare && planted.Stages() && canResolve()
+}
+
+// canResolve reports whether the kernel resolves a path without magic
+// links (openat2, Linux 5.6), which the creator needs.
+func canResolve() bool {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &how)
 	if err != nil {
@@ -79,11 +82,15 @@ func listens(s *setup, planted *guard.Session, report bool) bool {
 // watchProgram is the filter the listener serves: the policy with every
 // write call stopped for a report, or with the calls that create names
 // alone.
-func watchProgram(w *seccomp.Watch, report bool) ([]unix.SockFilter, error) {
+func watchProgram(w *seccomp.Watch, report, lazy bool) ([]unix.SockFilter, error) {
 	if report {
 		return w.Program()
 	}
-	notify, err := seccomp.CreateProgram(w.Also)
+	program := seccomp.CreateProgram
+	if lazy {
+		program = seccomp.GuardProgram
+	}
+	notify, err := program(w.Also)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +139,16 @@ func setEffective(caps uint64) error {
 // create a name, an open only with O_CREAT in its registers (which the
 // command cannot change).
 func (c *creator) creates(n seccomp.Notification, call seccomp.WriteCall) bool {
+	if c != nil && c.sess.Lazy() {
+		// A lazy guard looks at every call that writes in a root.
+		if !seccomp.Guards(call.Name) {
+			return false
+		}
+		if call.FlagsArg >= 0 {
+			return n.Args[call.FlagsArg]&seccomp.WriteFlags != 0
+		}
+		return true
+	}
 	if c == nil || !seccomp.CreatesNames(call.Name) {
 		return false
 	}
@@ -219,6 +236,14 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 		return c.rename(t, int32(a[0]), a[1], int32(a[2]), a[3], 0)
 	case "renameat2":
 		return c.rename(t, int32(a[0]), a[1], int32(a[2]), a[3], uint(a[4]))
+	case "truncate":
+		return c.truncate(t, a[0], int64(a[1]))
+	case "chmod":
+		return c.chmod(t, unix.AT_FDCWD, a[0], a[1], 0)
+	case "fchmodat":
+		return c.chmod(t, int32(a[0]), a[1], a[2], 0)
+	case "fchmodat2":
+		return c.chmod(t, int32(a[0]), a[1], a[2], int(a[3]))
 	}
 	return errnoAnswer(unix.ENOSYS)
 }
@@ -577,6 +602,23 @@ func retry(f func() error) error {
 // mounting runs f with CAP_SYS_ADMIN effective on the calling thread.
 func mounting(f func() error) error {
 	if err := setEffective(1 << unix.CAP_SYS_ADMIN); err != nil {
+		return err
+	}
+	defer setEffective(0)
+	return f()
+}
+
+// stagingGit runs f, which mounts a git directory's stage, with every
+// capability the thread may have effective: overlayfs keeps the mounter's
+// credentials for the copies up and whiteouts it makes later, as a stage
+// mounted when the command starts has them.
+func stagingGit(f func() error) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	if err := setEffective(uint64(data[0].Permitted) | uint64(data[1].Permitted)<<32); err != nil {
 		return err
 	}
 	defer setEffective(0)

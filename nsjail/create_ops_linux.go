@@ -49,8 +49,18 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 	cloexec := flags&unix.O_CLOEXEC != 0
 	through := false // a link on the way has a protected name
 	for hops := 0; hops <= 40; hops++ {
+		var a answer
+		var ok bool
+		if pl, a, ok = c.guarded(t, pl, false); !ok {
+			return a
+		}
 		dir, name, protected := c.protects(pl)
 		through = through || protected
+		if protected && writes(flags) {
+			if a, refused := c.protectedAt(pl); refused {
+				return a
+			}
+		}
 		fl := flags | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
 		if through {
 			// Never create here: a new entry under a protected name is
@@ -82,7 +92,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 				return errnoAnswer(errno)
 			}
 			pl = next
-		case err == unix.ENOENT && through:
+		case err == unix.ENOENT && through && flags&unix.O_CREAT != 0:
 			if protected {
 				return c.stageFile(t, pl, dir, name, flags, mode, cloexec)
 			}
@@ -271,6 +281,11 @@ func (c *creator) reopen(t *task, dir, name string, flags int, cloexec bool) ans
 	if !modeWithin(flags, held) && !sandboxWritable(link) {
 		return errnoAnswer(unix.EACCES)
 	}
+	if writes(flags) {
+		if a, refused := c.reopenGuarded(link); refused {
+			return a
+		}
+	}
 	// Opened again through the init's own descriptor, with the command's
 	// permissions alone.
 	fd, err := unix.Open(selfFd(link), flags&^(unix.O_CREAT|unix.O_EXCL)|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
@@ -412,13 +427,27 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return gone
 	}
 	mode := uint32(mode64) & 0o7777
+	var a answer
+	var ok bool
+	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
+	}
 	if a, no := c.refusedNew(pl); no {
 		return a
 	}
 	if dir, name, protected := c.protects(pl); protected && name != guard.HeadName {
 		return c.stageDir(pl, dir, name, mode) // a directory named HEAD is no git's HEAD
 	}
-	return answerOf(unix.Mkdirat(pl.dir, pl.opName(), mode))
+	if err := unix.Mkdirat(pl.dir, pl.opName(), mode); err != nil {
+		return failed(err)
+	}
+	if c.sess.Lazy() {
+		if fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+			c.sess.Made(fd)
+			unix.Close(fd)
+		}
+	}
+	return done
 }
 
 func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
@@ -442,6 +471,11 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if mode&unix.S_IFMT == unix.S_IFSOCK && c.noSockets {
 		return errnoAnswer(unix.EACCES) // as Landlock, which grants none
 	}
+	var a answer
+	var ok bool
+	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
+	}
 	if a, no := c.unstageable(pl, "a FIFO or socket", unix.EPERM); no {
 		return a
 	}
@@ -459,6 +493,11 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	}
 	if !t.valid() {
 		return gone
+	}
+	var a answer
+	var ok bool
+	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
 	}
 	if a, no := c.intoObjects(pl, true, false); no {
 		return a
@@ -488,6 +527,14 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	}
 	if !t.valid() {
 		return gone
+	}
+	if a, refused := c.linkGuarded(src); refused {
+		return a
+	}
+	var a answer
+	var ok bool
+	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
 	}
 	if c.sess.BindsObjects() {
 		if isLink, _ := kindAt(src, ""); isLink {
@@ -566,6 +613,14 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 	}
 	if !t.valid() {
 		return gone
+	}
+	var a answer
+	var ok bool
+	if from, a, ok = c.guarded(t, from, true); !ok {
+		return a
+	}
+	if to, a, ok = c.guarded(t, to, false); !ok {
+		return a
 	}
 	if a, no := c.refusedNew(to); no {
 		return a

@@ -184,7 +184,7 @@ func build(s *setup) *failure {
 	}
 	// Detached mounts are mount namespaces of their own: made before
 	// forbidNamespaces.
-	g, err := guard.Prepare(s.Paths.Writable)
+	g, err := guard.Prepare(s.Paths.Writable, len(s.Seccomp) > 0 && canResolve())
 	if err != nil {
 		return failureOf(LayerProtect, "", err)
 	}

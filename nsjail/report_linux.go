@@ -369,7 +369,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	w.Also = alsoOf(s, report)
 	w.Also.Binds = creates && stopsBinds(s)
 	w.Also.Umask = creates
-	prog, err := watchProgram(w, report)
+	prog, err := watchProgram(w, report, planted.Lazy())
 	if err == nil {
 		prog, err = withConnects(s, prog)
 	}

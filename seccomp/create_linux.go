@@ -109,3 +109,34 @@ func noSignals(f func()) {
 
 // CreatesNames reports whether the call named name is one of CreateCalls.
 func CreatesNames(name string) bool { return createNames[name] }
+
+// guardNames are the calls besides CreateCalls that can change an existing
+// file in place: truncate and the chmods (an open that writes is among
+// CreateCalls' opens).
+var guardNames = map[string]bool{"truncate": true, "chmod": true, "fchmodat": true, "fchmodat2": true}
+
+// GuardCalls are CreateCalls with the calls that change an existing
+// file's content or mode by its name: truncate and the chmods.
+func GuardCalls() map[uint32]WriteCall {
+	all := WriteCalls()
+	if all == nil {
+		return nil
+	}
+	out := make(map[uint32]WriteCall, len(createNames)+len(guardNames))
+	for nr, c := range all {
+		if createNames[c.Name] || guardNames[c.Name] {
+			out[nr] = c
+		}
+	}
+	return out
+}
+
+// GuardProgram is CreateProgram for a listener that also guards existing
+// files: it stops the calls of GuardCalls, opens when their flags ask to
+// write (WriteFlags), not only to create.
+func GuardProgram(also Also) ([]unix.SockFilter, error) {
+	return notifyCalls(GuardCalls(), WriteFlags, also)
+}
+
+// Guards reports whether the call named name is one of GuardCalls.
+func Guards(name string) bool { return createNames[name] || guardNames[name] }

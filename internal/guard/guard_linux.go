@@ -63,6 +63,13 @@ type Session struct {
 	// directory's overlay and each new protected directory's tmpfs (see
 	// StagesHead). Under created.mu.
 	stagedDevs map[uint64]bool
+	// lazy: no walk; the creator asks Within of each call that writes
+	// (see lazy_linux.go). linked are the targets of symlinks with a
+	// protected name at the top of a root, protected like the entry.
+	lazy    bool
+	linked  []string
+	nstages int
+	made    map[identity]bool // under created.mu
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -121,7 +128,11 @@ func identityOf(st *unix.Stat_t) identity {
 // directory, a private clone of the root's mounts as they are before any
 // stage covers them, and makes the tmpfs the stages' upper layers go to,
 // mounted nowhere.
-func Prepare(roots []string) (*Session, error) {
+//
+// lazy asks for a session that looks only at what the command touches
+// (see Lazy): the creator performs every call that writes in a root. When
+// it cannot stage, the session walks as without.
+func Prepare(roots []string, lazy bool) (*Session, error) {
 	ownIDMaps() // for Start's staging, ahead
 	s := &Session{seen: map[identity]bool{}, tmpfs: -1}
 	roots = slices.Clone(roots)
@@ -140,6 +151,10 @@ func Prepare(roots []string) (*Session, error) {
 	}
 	if s.degraded == nil {
 		s.degraded = s.makeTmpfs()
+	}
+	if lazy && s.degraded == nil {
+		s.lazy = true
+		return s, nil
 	}
 	// Read the roots now, while the sandbox is built (ahead of the
 	// command, for a library's sandboxes built ahead), with every name
@@ -164,6 +179,10 @@ func Prepare(roots []string) (*Session, error) {
 // force (List minus what the configuration allows); skip are read-only and
 // hidden paths, which need no guard.
 func (s *Session) Start(names, skip []string) error {
+	if s.lazy {
+		s.startLazy(names, skip)
+		return nil
+	}
 	s.names, s.skip = names, skip
 	var roots []string
 	for _, r := range s.roots {
@@ -529,12 +548,14 @@ func (s *Session) stageAll(dirs []string) error {
 	if s.tmpfs < 0 {
 		return errors.New("no staging tmpfs")
 	}
-	for i, d := range outer {
+	for _, d := range outer {
 		host, err := unix.Open(d, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("stage %s: %w", d, err)
 		}
-		n := strconv.Itoa(i)
+		// Numbered for the session: a lazy one stages one at a time.
+		n := strconv.Itoa(s.nstages)
+		s.nstages++
 		for _, sub := range []string{n, n + "/u", n + "/w"} {
 			if err := unix.Mkdirat(s.tmpfs, sub, 0o700); err != nil {
 				unix.Close(host)
@@ -558,11 +579,13 @@ func (s *Session) stageAll(dirs []string) error {
 			s.notes = append(s.notes, fmt.Sprintf("%s: read-only, not staged (overlayfs: %v)", d, err))
 			continue
 		}
+		s.created.mu.Lock()
 		s.stages = append(s.stages, stage{path: d, host: host, upper: base + "u", copied: copied})
 		if fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 			s.stagedDev(fd)
 			unix.Close(fd)
 		}
+		s.created.mu.Unlock()
 		s.bindObjects(d, host)
 	}
 	return nil
@@ -586,6 +609,8 @@ func (s *Session) makeTmpfs() error {
 		return fmt.Errorf("staging tmpfs: %w", err)
 	}
 	s.tmpfs = fd
+	// Staged files are clones of this tmpfs's files, of its device.
+	s.stagedDev(fd)
 	return nil
 }
 
@@ -655,6 +680,12 @@ func (s *Session) Finish() []string {
 	}()
 	founds := make([][]string, len(s.roots))
 	for i, r := range s.roots {
+		if s.lazy {
+			// Every protected entry made or replaced was made by the
+			// creator, staged, and landed.
+			founds[i] = s.landedIn(r, landed)
+			continue
+		}
 		founds[i] = s.walkAtExit(r, roots, landed)
 	}
 	out = append(out, <-merged...)
@@ -704,6 +735,19 @@ func (s *Session) walkAtExit(r root, roots, landed []string) []string {
 	// new .git directory.
 	w.bare = isNew
 	w.walk(view, view, viewRoots, isNew)
+	for _, p := range landed {
+		if s.rootOf(p) == r.path {
+			if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {
+				found = append(found, rel)
+			}
+		}
+	}
+	return found
+}
+
+// landedIn returns the entries of landed in root r, relative to it.
+func (s *Session) landedIn(r root, landed []string) []string {
+	var found []string
 	for _, p := range landed {
 		if s.rootOf(p) == r.path {
 			if rel := relOf(r.path, p); rel != "." && !slices.Contains(found, rel) {

@@ -1,0 +1,250 @@
+package guard
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/pathtree"
+)
+
+// A lazy session looks at what the command touches, not at the whole of
+// each writable root: the creator, which performs every call that could
+// write a name or an existing file there (seccomp.GuardCalls), asks Within
+// of the directory each call acts in. A git directory is staged when the
+// command first writes into it, and an entry the host had under a
+// protected name is refused to it, as the read-only bind of a walk at the
+// start did. So a command costs the same on an empty workspace and on one
+// of a million files, and an entry no call writes costs nothing.
+//
+// What a lazy session gives up against a walk is named in docs/layers.md
+// ("What a command touches"): a symlink with a protected name below the
+// top of a root, whose target the walk bound read-only, protects nothing
+// now.
+
+// Kind is what holds a directory a command writes in.
+type Kind int
+
+const (
+	// Plain: nothing of the guard's; the call goes on as the command
+	// asked.
+	Plain Kind = iota
+	// Staged: content already staged (a git directory staged earlier, a
+	// protected entry the command made): the call goes on there.
+	Staged
+	// InEntry: a protected entry the host had, which no call of the
+	// command may change.
+	InEntry
+	// Git: a git directory not yet staged, which StageGit stages before
+	// the call goes on in it.
+	Git
+)
+
+// Lazy reports whether s looks only at what the command touches: there is
+// no walk at the start or at exit, and the creator must ask Within of
+// every call that writes.
+func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
+
+// startLazy is Start for a lazy session: of the roots it looks only at the
+// protected names at the top of each, where a symlink's target, when it
+// lies in a writable root, is then protected like the entry itself.
+func (s *Session) startLazy(names, skip []string) {
+	s.names, s.skip = names, skip
+	s.anywhereInForce()
+	var roots []string
+	for _, r := range s.roots {
+		roots = append(roots, r.path)
+	}
+	for _, r := range roots {
+		for _, n := range names {
+			p := path.Join(r, n)
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || s.skipped(r, p) {
+				continue
+			}
+			t, err := filepath.EvalSymlinks(p)
+			if err != nil || !inRoots(t, roots) {
+				continue
+			}
+			if n == GitDir {
+				continue // a git directory: staged by its HEAD when written
+			}
+			s.linked = append(s.linked, t)
+		}
+	}
+}
+
+// Within tells what holds dir, a directory a command's call writes in (an
+// absolute clean path as the sandbox shows it), and where: the protected
+// entry or git directory it lies in. dev is dir's device: staged content
+// lies on a file system of its own. A dir of "" (too deep to name) holds
+// nothing the guard can tell, and fails closed as InEntry.
+func (s *Session) Within(dir string, dev uint64) (Kind, string) {
+	if s.isStagedDev(dev) {
+		return Staged, ""
+	}
+	if dir == "" {
+		return InEntry, ""
+	}
+	if s.InObjects(dir) {
+		return Staged, "" // a staged repository's objects, shown as the host's
+	}
+	root := s.rootOf(dir)
+	if root == "" || s.skipped(root, dir) {
+		return Plain, ""
+	}
+	rel := relOf(root, dir)
+	if rel == "." {
+		rel = ""
+	}
+	// Outermost first: a .git in a .vscode is the .vscode's.
+	for _, n := range s.names {
+		if e, ok := Lookup(n); ok && !e.Anywhere && (rel == n || strings.HasPrefix(rel, n+"/")) {
+			return InEntry, path.Join(root, n)
+		}
+	}
+	for _, t := range s.linked {
+		if pathtree.Within(dir, t) {
+			return InEntry, t
+		}
+	}
+	// The root itself is never staged: New refuses a root git takes for
+	// a repository, and a HEAD the command makes there is staged alone.
+	git := s.gitInForce()
+	at := root
+	for part := range strings.SplitSeq(rel, "/") {
+		if part == "" {
+			break
+		}
+		at = join(at, part)
+		if s.anywhere[part] {
+			if part == GitDir {
+				return Git, at
+			}
+			return InEntry, at
+		}
+		if git && s.headAt(at) {
+			return Git, at
+		}
+	}
+	return Plain, ""
+}
+
+// headAt reports whether git may take dir, a directory in a writable root,
+// for a git directory: by its HEAD (see headOf), or as the common
+// directory another's commondir names, which git takes by its objects and
+// refs alone. A HEAD the command made is staged and never one the host
+// sees: its directory is left to the exit, which holds it.
+func (s *Session) headAt(dir string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(join(dir, HeadName), &st) == nil {
+		if s.isStagedDev(st.Dev) {
+			return false
+		}
+		if headOf(dir) == repoHead {
+			return true
+		}
+	}
+	if !isDir(join(dir, "refs")) || !isDir(join(dir, "objects")) {
+		return false
+	}
+	// One the command made is no host's common directory: a commondir
+	// naming it was written by the command, inside staged content.
+	if unix.Lstat(dir, &st) != nil {
+		return true
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return !s.made[identityOf(&st)]
+}
+
+// Made records a directory the command made (open), by its inode, which a
+// rename keeps.
+func (s *Session) Made(fd int) {
+	var st unix.Stat_t
+	if !s.Lazy() || unix.Fstat(fd, &st) != nil {
+		return
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	if s.made == nil {
+		s.made = map[identity]bool{}
+	}
+	s.made[identityOf(&st)] = true
+}
+
+func isDir(p string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// isStagedDev reports whether dev is a file system of staged content.
+func (s *Session) isStagedDev(dev uint64) bool {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return s.stagedDevs[dev]
+}
+
+// StagedFile reports whether fd, a file the command is to write, is staged
+// content rather than the host's.
+func (s *Session) StagedFile(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && s.isStagedDev(st.Dev)
+}
+
+// StageGit stages the git directory d (Within's answer) for a command
+// writing into it, as Start stages every one on a walk: an overlay whose
+// upper layer the host cannot see, merged through the allowlist at exit.
+// Its commondir is staged too when it lies in a writable root. It needs
+// CAP_SYS_ADMIN in the sandbox's namespaces, which mount raises around
+// the mounts.
+func (s *Session) StageGit(d string, mount func(func() error) error) error {
+	var roots []string
+	for _, r := range s.roots {
+		roots = append(roots, r.path)
+	}
+	dirs := []string{d}
+	if c := commondirOf(d); c != "" && inRoots(c, roots) {
+		dirs = append(dirs, c)
+	}
+	s.created.mu.Lock()
+	staged := slices.Clone(s.stages)
+	s.created.mu.Unlock()
+	var todo []string
+	for _, g := range dirs {
+		if !slices.ContainsFunc(staged, func(st stage) bool { return pathtree.Within(g, st.path) }) {
+			todo = append(todo, g)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	return mount(func() error { return s.stageAll(todo) })
+}
+
+// Stage reports the git directory staged for dir, if any: after StageGit,
+// the creator opens dir again through it.
+func (s *Session) Stage(dir string) (string, bool) {
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	for _, st := range s.stages {
+		if pathtree.Within(dir, st.path) {
+			return st.path, true
+		}
+	}
+	return "", false
+}
+
+func (s *Session) describe(k Kind, at string) string {
+	switch k {
+	case InEntry:
+		return fmt.Sprintf("inside the protected entry %s", at)
+	case Git:
+		return fmt.Sprintf("inside the git directory %s", at)
+	}
+	return ""
+}

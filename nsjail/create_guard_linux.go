@@ -1,0 +1,257 @@
+package nsjail
+
+import (
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/internal/guard"
+)
+
+// What a lazy guard (guard.Session.Lazy) asks of the creator: every call
+// that writes in a writable root, a name or an existing file, is performed
+// here, and guarded first by where it acts. A git directory is staged when
+// the command first writes into it, and the call is then made in the
+// stage; a protected entry the host had is read-only to the command, as
+// its read-only bind was to a walk's.
+
+// guarded checks the directory pl acts in. It returns pl, or pl opened
+// again in the git directory staged for it; or, for a call the guard
+// refuses, the answer. source says pl is what a rename moves away, which
+// may leave a protected entry: only its git directory is staged.
+func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) {
+	if !c.sess.Lazy() {
+		return pl, answer{}, true
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(pl.dir, &st); err != nil {
+		return pl, failed(err), false
+	}
+	dir := dirPath(pl.dir)
+	kind, at := c.sess.Within(dir, st.Dev)
+	switch kind {
+	case guard.InEntry:
+		if source {
+			return pl, answer{}, true
+		}
+		return pl, c.refuse(dir, pl.name, "inside the protected entry "+at+" (read-only)", unix.EROFS), false
+	case guard.Git:
+		if err := c.sess.StageGit(at, stagingGit); err != nil {
+			return pl, c.refuse(dir, pl.name, "in a git directory that could not be staged ("+err.Error()+")", unix.EPERM), false
+		}
+		// The descriptor is the host's directory, under the stage now:
+		// the same path leads into the stage.
+		how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+		fd, err := unix.Openat2(c.root, strings.TrimPrefix(dir, "/")+"/", &how)
+		if err != nil {
+			return pl, failed(err), false
+		}
+		return place{dir: t.keep(fd), name: pl.name, trailing: pl.trailing}, answer{}, true
+	}
+	return pl, answer{}, true
+}
+
+// existingProtected answers a call that changes fd, a file the creator
+// opened at pl for the command, when pl's name is protected and the file is
+// the host's entry rather than one staged: read-only, as its bind was.
+func (c *creator) existingProtected(pl place, fd int) (answer, bool) {
+	if !c.sess.Lazy() {
+		return answer{}, false
+	}
+	dir, name, protected := c.protects(pl)
+	if !protected || c.sess.StagedFile(fd) {
+		return answer{}, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(pl.dir, &st) == nil {
+		if kind, _ := c.sess.Within(dirPath(pl.dir), st.Dev); kind == guard.Staged {
+			return answer{}, false
+		}
+	}
+	return c.refuse(dir, name, "a protected entry (read-only)", unix.EROFS), true
+}
+
+// protectedAt answers an open that would change the existing entry at pl
+// when the creator finds its name protected (see existingProtected),
+// before anything is opened: an open that truncates must not reach the
+// host's file to be refused after.
+func (c *creator) protectedAt(pl place) (answer, bool) {
+	fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return answer{}, false // none yet, or none to open: the open says
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return answer{}, false // followed by the open, target by target
+	}
+	return c.existingProtected(pl, fd)
+}
+
+// writes tells whether open flags ask to change the file.
+func writes(flags int) bool {
+	return flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0
+}
+
+// truncate is truncate(2): the file opened for writing as open would, by
+// the creator's checks, then cut.
+func (c *creator) truncate(t *task, addr uint64, length int64) answer {
+	a := c.open(t, unix.AT_FDCWD, addr, unix.O_WRONLY|unix.O_NONBLOCK, 0)
+	if a.file < 0 {
+		if a.errno == unix.ENXIO {
+			a.errno = unix.EINVAL // a FIFO
+		}
+		return a
+	}
+	defer unix.Close(a.file)
+	var st unix.Stat_t
+	if unix.Fstat(a.file, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errnoAnswer(unix.EINVAL)
+	}
+	return answerOf(unix.Ftruncate(a.file, length))
+}
+
+// chmod is fchmodat(2) and fchmodat2(2): the entry found as the call
+// would, following a last symlink unless AT_SYMLINK_NOFOLLOW, guarded,
+// then changed.
+func (c *creator) chmod(t *task, dirfd int32, addr, mode64 uint64, flags int) answer {
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return errnoAnswer(unix.EINVAL)
+	}
+	p, errno := t.str(addr)
+	if errno != 0 {
+		return errnoAnswer(errno)
+	}
+	mode := uint32(mode64) & 0o7777
+	if p == "" {
+		if flags&unix.AT_EMPTY_PATH == 0 {
+			return errnoAnswer(unix.ENOENT)
+		}
+		fd, _, errno := t.base(dirfd, "")
+		if errno != 0 {
+			return errnoAnswer(errno)
+		}
+		return c.chmodFile(t, fd, mode)
+	}
+	pl, errno := t.locate(dirfd, p)
+	if errno != 0 {
+		return errnoAnswer(errno)
+	}
+	if errno := t.asCommand(); errno != 0 {
+		return errnoAnswer(errno)
+	}
+	if !t.valid() {
+		return gone
+	}
+	for hops := 0; hops <= 40; hops++ {
+		var a answer
+		var ok bool
+		if pl, a, ok = c.guarded(t, pl, false); !ok {
+			return a
+		}
+		fd, err := unix.Openat(pl.dir, pl.opName(), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return failed(err)
+		}
+		t.keep(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return failed(err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+				return errnoAnswer(unix.EOPNOTSUPP) // a symlink's mode cannot change
+			}
+			if dir := dirPath(pl.dir); procFdDir(dir) {
+				return errnoAnswer(unix.EPERM) // another process's descriptor
+			}
+			if pl, errno = t.follow(pl); errno != 0 {
+				return errnoAnswer(errno)
+			}
+			continue
+		}
+		if a, refused := c.existingProtected(pl, fd); refused {
+			return a
+		}
+		return c.chmodFile(t, fd, mode)
+	}
+	return errnoAnswer(unix.ELOOP)
+}
+
+// chmodFile changes the mode of fd, which may be O_PATH, as the command.
+func (c *creator) chmodFile(t *task, fd int, mode uint32) answer {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return failed(err)
+	}
+	if errno := mayOpen(fd, &st, unix.O_WRONLY, c.procDevs); errno != 0 && st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return errnoAnswer(unix.EPERM)
+	}
+	return answerOf(unix.Fchmodat(unix.AT_FDCWD, selfFd(fd), mode, 0))
+}
+
+// linkGuarded refuses a hard link to src, a file the command names (O_PATH),
+// when src is a protected entry of the host's or lies in one, or in a git
+// directory not staged (outside its objects): written through the new
+// name, it would change the host's entry. Such a link fails with EXDEV,
+// as one out of a read-only bind did; tools copy instead.
+func (c *creator) linkGuarded(src int) (answer, bool) {
+	if !c.sess.Lazy() {
+		return answer{}, false
+	}
+	p := dirPath(src)
+	if !path.IsAbs(p) {
+		return answer{}, false
+	}
+	dir, name := path.Dir(p), path.Base(p)
+	var st unix.Stat_t
+	unix.Lstat(dir, &st) // none: a directory the sandbox does not show, of no root
+	kind, at := c.sess.Within(dir, st.Dev)
+	switch kind {
+	case guard.InEntry:
+		return c.refuse(dir, name, "a hard link to a file inside the protected entry "+at, unix.EXDEV), true
+	case guard.Git:
+		if rel := strings.TrimPrefix(dir, at); rel == "/objects" || strings.HasPrefix(rel, "/objects/") {
+			return answer{}, false
+		}
+		return c.refuse(dir, name, "a hard link to a file of the git directory "+at, unix.EXDEV), true
+	case guard.Staged:
+		return answer{}, false
+	}
+	if _, ok := c.sess.Protects(dir, name); ok && !c.sess.StagedFile(src) {
+		return c.refuse(dir, name, "a hard link to a protected entry", unix.EXDEV), true
+	}
+	return answer{}, false
+}
+
+// reopenGuarded refuses to open for writing again, through a descriptor's
+// /proc link, a file the guard keeps from the command: one inside a
+// protected entry of the host's or a git directory not staged, or a
+// protected entry itself. Opened by its path, the same file would be
+// guarded (staged, or refused), which a descriptor's link skips.
+func (c *creator) reopenGuarded(file int) (answer, bool) {
+	if !c.sess.Lazy() {
+		return answer{}, false
+	}
+	p := dirPath(file)
+	if !path.IsAbs(p) {
+		return answer{}, false // a pipe, a socket, a deleted file: no name to guard
+	}
+	dir, name := path.Dir(p), path.Base(p)
+	var st unix.Stat_t
+	unix.Lstat(dir, &st) // none: a directory the sandbox does not show, of no root
+	switch kind, at := c.sess.Within(dir, st.Dev); kind {
+	case guard.InEntry:
+		return c.refuse(dir, name, "inside the protected entry "+at+" (read-only)", unix.EROFS), true
+	case guard.Git:
+		return c.refuse(dir, name, "in the git directory "+at+", through a descriptor (open it by its name)", unix.EROFS), true
+	case guard.Staged:
+		return answer{}, false
+	}
+	if _, ok := c.sess.Protects(dir, name); ok && !c.sess.StagedFile(file) {
+		return c.refuse(dir, name, "a protected entry (read-only)", unix.EROFS), true
+	}
+	return answer{}, false
+}
