@@ -61,7 +61,7 @@ func (c *creator) existingProtected(pl place, fd int) (answer, bool) {
 		return answer{}, false
 	}
 	dir, name, protected := c.protects(pl)
-	if !protected || c.sess.StagedFile(fd) {
+	if !protected || c.sess.StagedFile(fd) || c.sess.MadeFile(fd) {
 		return answer{}, false
 	}
 	var st unix.Stat_t
@@ -88,6 +88,24 @@ func (c *creator) protectedAt(pl place) (answer, bool) {
 		return answer{}, false // followed by the open, target by target
 	}
 	return c.existingProtected(pl, fd)
+}
+
+// gitFile makes a new .git file (git worktree add, a submodule's) on the
+// host as the command asked, unstaged: it only names a git directory,
+// and every one git on the host could take is guarded where it lies (an
+// existing repository's is staged when written, a HEAD the command makes
+// is staged and none git takes), so it can lead git to nothing the command
+// planted. Staged, it would be a mount point no `git worktree remove`
+// could delete. It is dealt with at exit as any new protected entry: kept
+// when it names a worktree of a repository in a writable root that names
+// it back, held otherwise.
+func (c *creator) gitFile(t *task, pl place, flags int, mode uint32, cloexec bool) answer {
+	fd, err := unix.Openat(pl.dir, pl.name, flags|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return failed(err)
+	}
+	c.sess.MadeGitFile(fd)
+	return c.opened(t, fd, flags, false, cloexec, pl)
 }
 
 // writes tells whether open flags ask to change the file.

@@ -93,6 +93,9 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			}
 			pl = next
 		case err == unix.ENOENT && through && flags&unix.O_CREAT != 0:
+			if protected && pl.name == guard.GitDir && name == guard.GitDir && c.sess.Lazy() {
+				return c.gitFile(t, pl, flags, mode, cloexec)
+			}
 			if protected {
 				return c.stageFile(t, pl, dir, name, flags, mode, cloexec)
 			}

@@ -70,6 +70,8 @@ type Session struct {
 	linked  []string
 	nstages int
 	made    map[identity]bool // under created.mu
+	// gitFiles are the .git files the command made unstaged, for Finish.
+	gitFiles []string
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -664,7 +666,7 @@ func (s *Session) Finish() []string {
 		roots = append(roots, r.path)
 	}
 	s.created.mu.Lock()
-	landed := s.created.landed
+	landed := append(slices.Clone(s.created.landed), s.gitFiles...)
 	out = append(out, s.created.notes...)
 	s.created.mu.Unlock()
 	// The walks below read the roots but no git directory, which is all

@@ -2,6 +2,8 @@ package guard
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"path"
 	"path/filepath"
 	"slices"
@@ -247,4 +249,45 @@ func (s *Session) describe(k Kind, at string) string {
 		return fmt.Sprintf("inside the git directory %s", at)
 	}
 	return ""
+}
+
+// MadeGitFile records a .git file the command made on the host, unstaged
+// (see the creator's gitFile): the command may write it again, and Finish
+// deals with it as with any new protected entry.
+func (s *Session) MadeGitFile(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return
+	}
+	p := dirPathOf(fd)
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	if s.made == nil {
+		s.made = map[identity]bool{}
+	}
+	s.made[identityOf(&st)] = true
+	if p != "" {
+		s.gitFiles = append(s.gitFiles, p)
+	}
+}
+
+// MadeFile reports whether fd is a file the command made unstaged under a
+// protected name (MadeGitFile).
+func (s *Session) MadeFile(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	s.created.mu.Lock()
+	defer s.created.mu.Unlock()
+	return s.made[identityOf(&st)]
+}
+
+// dirPathOf is where fd is, as the sandbox shows it, or "".
+func dirPathOf(fd int) string {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !path.IsAbs(p) || strings.HasSuffix(p, " (deleted)") {
+		return ""
+	}
+	return p
 }
