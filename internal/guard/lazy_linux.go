@@ -3,10 +3,10 @@ package guard
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
