@@ -273,3 +273,31 @@ func (c *creator) reopenGuarded(file int) (answer, bool) {
 	}
 	return answer{}, false
 }
+
+// rmdir is rmdir(2) and unlinkat(2) with AT_REMOVEDIR. A directory the
+// guard mounted (a protected directory the command made, a git directory
+// staged, a staged repository's objects) is a mount point, which the
+// kernel would not remove (EBUSY): the guard removes it (guard.Session.
+// Unstage) once the command has emptied it, so deleting a repository, or
+// a directory holding one, works as on the host. Any other goes on in the
+// kernel as the command: a name swapped meanwhile gains nothing, the
+// kernel refusing a mount point.
+func (c *creator) rmdir(t *task, dirfd int32, addr uint64) answer {
+	if !c.sess.Lazy() {
+		return answer{file: -1, cont: true}
+	}
+	pl, errno := t.placeAt(dirfd, addr)
+	if errno != 0 {
+		return errnoAnswer(errno)
+	}
+	if !t.valid() {
+		return gone
+	}
+	if pl.name == "." || pl.name == ".." {
+		return answer{file: -1, cont: true}
+	}
+	if errno, ok := c.sess.Unstage(pl.dir, pl.name, stagingGit); ok {
+		return errnoAnswer(errno)
+	}
+	return answer{file: -1, cont: true}
+}

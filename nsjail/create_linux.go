@@ -141,13 +141,7 @@ func setEffective(caps uint64) error {
 func (c *creator) creates(n seccomp.Notification, call seccomp.WriteCall) bool {
 	if c != nil && c.sess.Lazy() {
 		// A lazy guard looks at every call that writes in a root.
-		if !seccomp.Guards(call.Name) {
-			return false
-		}
-		if call.FlagsArg >= 0 {
-			return n.Args[call.FlagsArg]&seccomp.WriteFlags != 0
-		}
-		return true
+		return seccomp.Guards(call, n)
 	}
 	if c == nil || !seccomp.CreatesNames(call.Name) {
 		return false
@@ -165,6 +159,9 @@ type answer struct {
 	cloexec bool
 	errno   syscall.Errno
 	gone    bool // the call is no longer waiting: nothing to answer
+	// cont: the call goes on in the kernel, as the command (only where
+	// nothing read could be swapped to gain anything: see rmdir).
+	cont bool
 }
 
 func failed(err error) answer {
@@ -183,11 +180,13 @@ func (c *creator) serve(n seccomp.Notification, call seccomp.WriteCall, failing 
 	t := &task{tid: n.Pid, c: c, n: n}
 	defer t.close()
 	a := c.perform(t, call)
-	if failing != nil && (a.errno != 0 || a.gone) {
+	if failing != nil && (a.errno != 0 || a.gone || a.cont) {
 		failing()
 	}
 	switch {
 	case a.gone:
+	case a.cont:
+		seccomp.Continue(c.listener, n.ID)
 	case a.file >= 0:
 		if seccomp.ReturnFile(c.listener, n.ID, a.file, a.cloexec) != nil {
 			seccomp.Fail(c.listener, n.ID, unix.EIO)
@@ -244,6 +243,10 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 		return c.chmod(t, int32(a[0]), a[1], a[2], 0)
 	case "fchmodat2":
 		return c.chmod(t, int32(a[0]), a[1], a[2], int(a[3]))
+	case "rmdir":
+		return c.rmdir(t, unix.AT_FDCWD, a[0])
+	case "unlinkat":
+		return c.rmdir(t, int32(a[0]), a[1])
 	}
 	return errnoAnswer(unix.ENOSYS)
 }

@@ -110,13 +110,16 @@ func noSignals(f func()) {
 // CreatesNames reports whether the call named name is one of CreateCalls.
 func CreatesNames(name string) bool { return createNames[name] }
 
-// guardNames are the calls besides CreateCalls that can change an existing
-// file in place: truncate and the chmods (an open that writes is among
-// CreateCalls' opens).
-var guardNames = map[string]bool{"truncate": true, "chmod": true, "fchmodat": true, "fchmodat2": true}
+// guardNames are the calls besides CreateCalls that a listener guarding
+// existing files performs or looks at: truncate and the chmods change a
+// file in place (an open that writes is among CreateCalls' opens), and
+// removing a directory may remove one the listener mounted.
+var guardNames = map[string]bool{"truncate": true, "chmod": true, "fchmodat": true, "fchmodat2": true,
+	"rmdir": true, "unlinkat": true}
 
-// GuardCalls are CreateCalls with the calls that change an existing
-// file's content or mode by its name: truncate and the chmods.
+// GuardCalls are CreateCalls with truncate, the chmods, rmdir and
+// unlinkat, the last stopped only with AT_REMOVEDIR (its flags, argument
+// 2): removing a file costs no stop.
 func GuardCalls() map[uint32]WriteCall {
 	all := WriteCalls()
 	if all == nil {
@@ -125,6 +128,9 @@ func GuardCalls() map[uint32]WriteCall {
 	out := make(map[uint32]WriteCall, len(createNames)+len(guardNames))
 	for nr, c := range all {
 		if createNames[c.Name] || guardNames[c.Name] {
+			if c.Name == "unlinkat" {
+				c.FlagsArg = 2
+			}
 			out[nr] = c
 		}
 	}
@@ -133,10 +139,24 @@ func GuardCalls() map[uint32]WriteCall {
 
 // GuardProgram is CreateProgram for a listener that also guards existing
 // files: it stops the calls of GuardCalls, opens when their flags ask to
-// write (WriteFlags), not only to create.
+// write (WriteFlags), not only to create, and unlinkat with AT_REMOVEDIR,
+// which is among those bits (O_TRUNC's; unlinkat takes no other flag but
+// fails with EINVAL).
 func GuardProgram(also Also) ([]unix.SockFilter, error) {
 	return notifyCalls(GuardCalls(), WriteFlags, also)
 }
 
-// Guards reports whether the call named name is one of GuardCalls.
-func Guards(name string) bool { return createNames[name] || guardNames[name] }
+// Guards reports whether a stopped call n is one of GuardCalls that a
+// listener guarding existing files performs or looks at: an open whose
+// flags ask to write, unlinkat with AT_REMOVEDIR.
+func Guards(call WriteCall, n Notification) bool {
+	switch {
+	case !createNames[call.Name] && !guardNames[call.Name]:
+		return false
+	case call.Name == "unlinkat":
+		return n.Args[2]&unix.AT_REMOVEDIR != 0
+	case call.FlagsArg >= 0:
+		return n.Args[call.FlagsArg]&WriteFlags != 0
+	}
+	return true
+}

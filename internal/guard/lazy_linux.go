@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -290,4 +292,138 @@ func dirPathOf(fd int) string {
 		return ""
 	}
 	return p
+}
+
+// Unstage removes, for a command's rmdir of name in dirfd, a directory the
+// guard mounted there: a protected directory the command made (its tmpfs
+// and the host's empty placeholder), a staged repository's objects (the
+// host's, bound there: the stage's own is removed beneath) or a staged git
+// directory (the overlay, then the host's directory, which the command has
+// emptied in the stage: it is renamed aside first, so the host never holds
+// it half removed). ok is false, and nothing done, for any other
+// directory; errno is the call's answer. A directory that is not empty
+// fails with ENOTEMPTY, as rmdir does. mount runs f with the capabilities
+// to unmount.
+func (s *Session) Unstage(dirfd int, name string, mount func(func() error) error) (errno syscall.Errno, ok bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return 0, false
+	}
+	id := identityOf(&st)
+	s.created.mu.Lock()
+	entry, stg, obj := -1, -1, -1
+	for i, e := range s.created.entries {
+		var est unix.Stat_t
+		if e.dir && unix.Fstat(e.content, &est) == nil && identityOf(&est) == id {
+			entry = i
+		}
+	}
+	for i, g := range s.stages {
+		var gst unix.Stat_t
+		if unix.Stat(g.path, &gst) == nil && identityOf(&gst) == id {
+			stg = i
+		}
+	}
+	s.created.mu.Unlock()
+	for i, o := range s.objects {
+		var ost unix.Stat_t
+		if unix.Stat(o, &ost) == nil && identityOf(&ost) == id {
+			obj = i
+		}
+	}
+	if entry < 0 && stg < 0 && obj < 0 {
+		return 0, false
+	}
+	if errno := emptyDir(dirfd, name); errno != 0 {
+		return errno, true
+	}
+	switch {
+	case entry >= 0:
+		return s.unstageEntry(dirfd, name, entry, mount), true
+	case obj >= 0:
+		o := s.objects[obj]
+		if err := mount(func() error { return unix.Unmount(o, unix.MNT_DETACH) }); err != nil {
+			return unix.EBUSY, true
+		}
+		s.objects = slices.Delete(s.objects, obj, obj+1)
+		return errnoOf(unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)), true
+	}
+	return s.unstageGit(dirfd, name, stg, mount), true
+}
+
+// unstageEntry removes the protected directory the command made at name,
+// entry of the created ones, empty: its tmpfs, then the host's placeholder.
+func (s *Session) unstageEntry(dirfd int, name string, entry int, mount func(func() error) error) syscall.Errno {
+	s.created.mu.Lock()
+	e := s.created.entries[entry]
+	s.created.mu.Unlock()
+	where := dirPathOf(e.placeholder)
+	if where == "" {
+		return unix.EBUSY
+	}
+	if err := mount(func() error { return unix.Unmount(where, unix.MNT_DETACH) }); err != nil {
+		return unix.EBUSY
+	}
+	s.created.mu.Lock()
+	s.created.entries = slices.DeleteFunc(s.created.entries, func(c createdEntry) bool { return c == e })
+	var pst unix.Stat_t
+	if unix.Fstat(e.placeholder, &pst) == nil {
+		delete(s.created.placeholders, identityOf(&pst))
+	}
+	s.created.mu.Unlock()
+	unix.Close(e.placeholder)
+	unix.Close(e.content)
+	return errnoOf(unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR))
+}
+
+// unstageGit removes the staged git directory stg, at name in dirfd, which
+// the command has emptied: the overlay, then the host's directory, renamed
+// aside first and removed as the command would.
+func (s *Session) unstageGit(dirfd int, name string, stg int, mount func(func() error) error) syscall.Errno {
+	s.created.mu.Lock()
+	g := s.stages[stg]
+	s.created.mu.Unlock()
+	if err := mount(func() error { return unix.Unmount(g.path, unix.MNT_DETACH) }); err != nil {
+		return unix.EBUSY
+	}
+	s.created.mu.Lock()
+	s.stages = slices.Delete(s.stages, stg, stg+1)
+	s.created.mu.Unlock()
+	unix.Close(g.host)
+	aside := fmt.Sprintf(".corral-removing-%s-%d", name, time.Now().UnixNano())
+	if err := unix.Renameat(dirfd, name, dirfd, aside); err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("%s: removed in the sandbox, left on the host (%v)", g.path, err))
+		return 0
+	}
+	if err := os.RemoveAll("/proc/self/fd/" + strconv.Itoa(dirfd) + "/" + aside); err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("%s: removed, but %s is left beside it (%v)", g.path, aside, err))
+	}
+	return 0
+}
+
+// emptyDir answers rmdir's ENOTEMPTY for a directory that holds entries.
+func emptyDir(dirfd int, name string) syscall.Errno {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer unix.Close(fd)
+	names, err := direntNames(fd)
+	if err != nil {
+		return errnoOf(err)
+	}
+	if len(names) > 0 {
+		return unix.ENOTEMPTY
+	}
+	return 0
+}
+
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return unix.EIO
 }
