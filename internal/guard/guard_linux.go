@@ -67,6 +67,7 @@ type Session struct {
 	// (see lazy_linux.go). linked are the targets of symlinks with a
 	// protected name at the top of a root, protected like the entry.
 	lazy    bool
+	tops    []string // the names in force listed for the top of a root
 	linked  []string
 	nstages int
 	made    map[identity]bool // under created.mu

@@ -59,6 +59,11 @@ func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
 	s.anywhereInForce()
+	for _, n := range names {
+		if e, ok := Lookup(n); ok && !e.Anywhere {
+			s.tops = append(s.tops, n)
+		}
+	}
 	var roots []string
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
@@ -106,8 +111,8 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 		rel = ""
 	}
 	// Outermost first: a .git in a .vscode is the .vscode's.
-	for _, n := range s.names {
-		if e, ok := Lookup(n); ok && !e.Anywhere && (rel == n || strings.HasPrefix(rel, n+"/")) {
+	for _, n := range s.tops {
+		if rel == n || strings.HasPrefix(rel, n+"/") {
 			return InEntry, path.Join(root, n)
 		}
 	}
