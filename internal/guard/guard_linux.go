@@ -457,7 +457,7 @@ func (s *Session) anywhereInForce() {
 	if s.anywhere == nil {
 		s.anywhere = map[string]bool{}
 		for _, n := range s.names {
-			if e, ok := Lookup(n); ok && e.Anywhere {
+			if e, ok := Lookup(n); !ok || e.Anywhere { // a name of the user's own: at every depth
 				s.anywhere[n] = true
 			}
 		}
