@@ -2,11 +2,13 @@ package nsjail
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/corralhq/corral/internal/guard"
+	"github.com/corralhq/corral/internal/pathtree"
 )
 
 // What a lazy guard (guard.Session.Lazy) asks of the creator: every call
@@ -29,6 +31,12 @@ func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) 
 		return pl, failed(err), false
 	}
 	dir := dirPath(pl.dir)
+	if !slices.ContainsFunc(c.writable, func(w string) bool { return pathtree.Within(dir, w) }) && !c.sess.IsStaged(st.Dev) {
+		// Nothing is made, nor any file but a device written, where
+		// the command's own call could not.
+		pl.outside = true
+		return pl, answer{}, true
+	}
 	kind, at := c.sess.Within(dir, st.Dev)
 	switch kind {
 	case guard.InEntry:
@@ -300,4 +308,24 @@ func (c *creator) rmdir(t *task, dirfd int32, addr uint64) answer {
 		return errnoAnswer(errno)
 	}
 	return answer{file: -1, cont: true}
+}
+
+// outside answers a call that makes or moves a name at pl, which lies
+// where the command may write nothing: EACCES, as Landlock answers it.
+func outside(pl place) (answer, bool) {
+	if pl.outside {
+		return errnoAnswer(unix.EACCES), true
+	}
+	return answer{}, false
+}
+
+// outsideFile answers an open that writes, which found fd at a place
+// where the command may write nothing: only a device Landlock grants
+// (mayOpen decides which) is opened there.
+func outsideFile(fd int) (answer, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return errnoAnswer(unix.EACCES), true
+	}
+	return answer{}, false
 }

@@ -3,6 +3,7 @@ package nsjail
 import (
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,6 +52,10 @@ type creator struct {
 	umasks    *umasks
 	procDevs  map[uint64]bool // by device number: a /proc file system
 	umask     int             // the listener thread's umask; -1 before the first call
+	// writable are the paths Landlock lets the command write in: a lazy
+	// guard's creator makes names and writes files nowhere else, whatever
+	// the mount tree allows (a mount the host made since).
+	writable []string
 }
 
 // createsNames reports whether the guard stages what a command creates:
@@ -105,7 +110,11 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 	if err != nil {
 		return nil
 	}
-	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil,
+	writable := slices.Concat(s.Paths.Writable, []string{"/tmp", "/dev/shm"})
+	for _, l := range s.Paths.Layered {
+		writable = append(writable, l.Path)
+	}
+	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil, writable: writable,
 		noSockets: s.Landlock != nil && s.Landlock.NoSockets,
 		umasks:    newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
 }
@@ -307,6 +316,9 @@ type place struct {
 	dir      int
 	name     string // no slash; "." or ".." for a path that ends there
 	trailing bool   // the path ended with a slash
+	// outside: the directory lies where Landlock lets the command write
+	// nothing (see creator.writable), as guarded found.
+	outside bool
 }
 
 // opName is the name as the call gave it, with a trailing slash kept.

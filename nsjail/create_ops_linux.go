@@ -73,12 +73,21 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 		if a, no := c.refusedNew(pl); no && fl&unix.O_CREAT != 0 {
 			return a
 		}
+		if pl.outside {
+			fl &^= unix.O_CREAT | unix.O_EXCL // nothing made there
+		}
 		if !newFile(fl) {
 			fl |= unix.O_NONBLOCK // a FIFO must not hold up the listener
 		}
 		fd, err := unix.Openat(pl.dir, pl.name, fl, mode)
 		switch {
 		case err == nil:
+			if pl.outside {
+				if a, refused := outsideFile(fd); refused {
+					unix.Close(fd)
+					return a
+				}
+			}
 			return c.opened(t, fd, flags, fl&unix.O_NONBLOCK != 0 && flags&unix.O_NONBLOCK == 0, cloexec, pl)
 		case err == unix.ELOOP && flags&(unix.O_NOFOLLOW|unix.O_EXCL) == 0:
 			if dir == "" {
@@ -92,6 +101,8 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 				return errnoAnswer(errno)
 			}
 			pl = next
+		case err == unix.ENOENT && pl.outside && flags&unix.O_CREAT != 0:
+			return errnoAnswer(unix.EACCES)
 		case err == unix.ENOENT && through && flags&unix.O_CREAT != 0:
 			if protected && pl.name == guard.GitDir && name == guard.GitDir && c.sess.Lazy() {
 				return c.gitFile(t, pl, flags, mode, cloexec)
@@ -435,6 +446,9 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 	if pl, a, ok = c.guarded(t, pl, false); !ok {
 		return a
 	}
+	if a, no := outside(pl); no {
+		return a
+	}
 	if a, no := c.refusedNew(pl); no {
 		return a
 	}
@@ -479,6 +493,9 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if pl, a, ok = c.guarded(t, pl, false); !ok {
 		return a
 	}
+	if a, no := outside(pl); no {
+		return a
+	}
 	if a, no := c.unstageable(pl, "a FIFO or socket", unix.EPERM); no {
 		return a
 	}
@@ -500,6 +517,9 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	var a answer
 	var ok bool
 	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
+	}
+	if a, no := outside(pl); no {
 		return a
 	}
 	if a, no := c.intoObjects(pl, true, false); no {
@@ -537,6 +557,9 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	var a answer
 	var ok bool
 	if pl, a, ok = c.guarded(t, pl, false); !ok {
+		return a
+	}
+	if a, no := outside(pl); no {
 		return a
 	}
 	if c.sess.BindsObjects() {
@@ -623,6 +646,12 @@ func (c *creator) rename(t *task, olddirfd int32, oldAddr uint64, newdirfd int32
 		return a
 	}
 	if to, a, ok = c.guarded(t, to, false); !ok {
+		return a
+	}
+	if a, no := outside(from); no {
+		return a
+	}
+	if a, no := outside(to); no {
 		return a
 	}
 	if a, no := c.refusedNew(to); no {

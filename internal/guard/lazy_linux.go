@@ -191,6 +191,9 @@ func isDir(p string) bool {
 	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
+// IsStaged reports whether dev is a file system of staged content.
+func (s *Session) IsStaged(dev uint64) bool { return s.isStagedDev(dev) }
+
 // isStagedDev reports whether dev is a file system of staged content.
 func (s *Session) isStagedDev(dev uint64) bool {
 	s.created.mu.Lock()
