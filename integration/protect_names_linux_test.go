@@ -25,6 +25,14 @@ var runCodeFiles = []string{
 	".pnpmfile.cjs",
 }
 
+// userFiles are files under names only the configuration protects
+// (Config.Protect): a hooks directory core.hooksPath names (with a slash:
+// at the top of the root), a module a filter driver imports and a VS Code
+// workspace file (plain names: at any depth).
+var userFiles = []string{"tools/hooks/pre-commit", "nbstripout.py", "sub/nbstripout.py", "sub/x.code-workspace"}
+
+var userProtect = []string{"tools/hooks", "nbstripout.py", "x.code-workspace"}
+
 // plantScript writes "planted" into each of files, making directories as
 // it goes; a write that fails does not stop the others.
 func plantScript(files []string) string {
@@ -81,4 +89,32 @@ func TestRunCodeNamesAreGuarded(t *testing.T) {
 			assert.True(t, fileHas(filepath.Join(w.ws, f), "original"), "%s was rewritten", f)
 		}
 	})
+}
+
+// Names the configuration protects are guarded as the list's are; without
+// Protect, the same sandbox lets the writes land.
+func TestProtectAddsNames(t *testing.T) {
+	for _, mode := range []string{"new", "existing"} {
+		t.Run(mode, func(t *testing.T) {
+			control := newWorld(t)
+			w := newWorld(t)
+			if mode == "existing" {
+				existing(t, control.ws, userFiles)
+				existing(t, w.ws, userFiles)
+			}
+			r := control.sandboxed(control.config(), plantScript(userFiles))
+			require.Equal(t, 0, r.code, r.String())
+			for _, f := range userFiles {
+				require.True(t, fileHas(filepath.Join(control.ws, f), "planted"), "without Protect %s takes the write", f)
+			}
+
+			cfg := w.config()
+			cfg.Protect = userProtect
+			r = w.sandboxed(cfg, plantScript(userFiles))
+			require.Equal(t, 0, r.code, r.String())
+			for _, f := range userFiles {
+				assert.False(t, fileHas(filepath.Join(w.ws, f), "planted"), "%s reached the host", f)
+			}
+		})
+	}
 }
