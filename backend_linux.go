@@ -38,7 +38,7 @@ func newBackend(s *spec) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	withoutPlantingGuard(plan, s.AllowPlanting)
+	withoutPlantingGuard(plan, s.protected())
 	if s.Changeset != nil && plan.Rung != RungFull {
 		return nil, &SetupError{Layer: LayerMountNS, Err: fmt.Errorf(
 			"a changeset overlays the workspace in a mount namespace, which rung %s does not have", plan.Rung)}

@@ -73,7 +73,7 @@ func seatbeltInput(s *spec) seatbelt.Input {
 		Writable:    s.Writable,
 		ReadOnly:    s.ReadOnly,
 		Hidden:      s.Hidden,
-		Protected:   protectedNames(s.AllowPlanting),
+		Protected:   s.protected(),
 		NetworkNone: s.Network == NetworkNone,
 		Locate:      seatbelt.LocateProtected,
 	}

@@ -154,6 +154,13 @@ type Config struct {
 	// that manages hooks on purpose: its git directory is then neither
 	// staged nor checked).
 	AllowPlanting []string
+	// Protect adds names to [ProtectedNames], guarded the same way in
+	// every writable root: what host configuration runs from the project
+	// that the list cannot know (a core.hooksPath of "tools/hooks", the
+	// module a filter driver imports, a known "*.code-workspace" file). A
+	// plain name is protected at every depth, one with a slash at the top
+	// of each root. Each is relative, clean and without "..".
+	Protect []string
 	// Changeset, when set, keeps the command's writes to the workspace out
 	// of the workspace: it is mounted as overlayfs with its changes in this
 	// directory, created when missing, for review and apply with package
@@ -273,6 +280,7 @@ type spec struct {
 	Egress        *egressPolicy
 	Env           []string
 	AllowPlanting []string
+	Protect       []string // Config.Protect's names that ProtectedNames lacks
 	DirectSpawn   bool
 	Ahead         int           // resolved: 0 keeps none
 	IdleTimeout   time.Duration // resolved: 0 never reaps
@@ -374,6 +382,9 @@ func (c Config) resolve() (*spec, error) {
 		}
 	}
 	s.AllowPlanting = slices.Clone(c.AllowPlanting)
+	if s.Protect, err = protectNames(c.Protect, c.AllowPlanting); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

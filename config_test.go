@@ -44,6 +44,13 @@ func TestResolveErrors(t *testing.T) {
 		{"nul byte", Config{Workspace: ws, HiddenPaths: []string{"a\x00b"}}, "NUL"},
 		{"bad env", Config{Workspace: ws, Env: []string{"=x"}}, "config Env: =x: want KEY or KEY=VALUE"},
 		{"bad planting name", Config{Workspace: ws, AllowPlanting: []string{".git/hooks"}}, "not one of corral.ProtectedNames()"},
+		{"protect absolute", Config{Workspace: ws, Protect: []string{"/etc/x"}}, "config Protect: /etc/x: want a name relative to each writable root, not an absolute path"},
+		{"protect dotdot", Config{Workspace: ws, Protect: []string{"a/../../b"}}, "config Protect: a/../../b: must not hold \"..\""},
+		{"protect unclean", Config{Workspace: ws, Protect: []string{"tools//hooks/"}}, "config Protect: tools//hooks/: not clean (want tools/hooks)"},
+		{"protect empty", Config{Workspace: ws, Protect: []string{""}}, "config Protect"},
+		{"protect dot", Config{Workspace: ws, Protect: []string{"."}}, "config Protect"},
+		{"protect held", Config{Workspace: ws, Protect: []string{".corral-held"}}, "config Protect"},
+		{"protect and allow", Config{Workspace: ws, Protect: []string{".envrc"}, AllowPlanting: []string{".envrc"}}, "config Protect: .envrc: AllowPlanting lists it too"},
 		{"hide the root", Config{Workspace: ws, HiddenPaths: []string{"/"}}, "cannot hide the root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

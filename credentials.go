@@ -10,25 +10,90 @@ import (
 	"github.com/corralhq/corral/internal/pathtree"
 )
 
-// credentialStoreNames is the one list of well-known credential stores:
-// paths relative to each home directory of the caller, and system paths.
-// docs/layers.md lists the same.
+// credentialStore is one well-known credential store: Path is relative to
+// each home directory of the caller, or absolute for a system path; What
+// says whose secrets it holds.
+type credentialStore struct{ Path, What string }
+
+// credentialStoreList is the one list of well-known credential stores.
+// docs/layers.md lists the same paths.
+//
+// Browser profiles are hidden whole, not only their saved logins: a
+// profile's cookies are live sessions for every site (as good as a
+// password, and no second factor asked), the saved logins' key lies beside
+// them (Firefox's key4.db opens logins.json without a primary password by
+// default; Chromium's on Linux without a keyring is a fixed one), and a
+// browser run inside (corral browser) uses a profile of its own.
+var credentialStoreList = []credentialStore{
+	{".ssh", "ssh: private keys, agent sockets"},
+	{".gnupg", "GnuPG: private keys"},
+	{".password-store", "pass: the encrypted store"},
+	{".local/share/keyrings", "GNOME keyring"},
+	{".aws", "AWS CLI and SDKs: access keys"},
+	{".azure", "Azure CLI: tokens"},
+	{".config/gcloud", "Google Cloud SDK: tokens"},
+	{".kube", "kubectl: cluster credentials"},
+	{".oci", "Oracle Cloud: API keys"},
+	{".docker/config.json", "Docker: registry logins"},
+	{".config/containers/auth.json", "Podman, Buildah, Skopeo: registry logins"},
+	{".config/gh", "GitHub CLI: OAuth token"},
+	{".config/hub", "hub: OAuth token"},
+	{".git-credentials", "git credential-store"},
+	{".config/git/credentials", "git credential-store"},
+	{".netrc", "curl, git, ftp: logins"},
+	{".npmrc", "npm: registry tokens"},
+	{".yarnrc.yml", "yarn 2+: registry tokens"},
+	{".pypirc", "twine: PyPI tokens"},
+	{".gem/credentials", "RubyGems: API key"},
+	{".cargo/credentials", "cargo: crates.io token"},
+	{".cargo/credentials.toml", "cargo: crates.io token"},
+	{".terraform.d/credentials.tfrc.json", "Terraform: cloud tokens"},
+	{".vault-token", "Vault: token"},
+	{".pgpass", "PostgreSQL clients: passwords"},
+	{".my.cnf", "MySQL clients: a password"},
+	{".config/rclone/rclone.conf", "rclone: every remote's tokens and keys"},
+	{".s3cfg", "s3cmd: access keys"},
+	// The agents' own: a prompt-injected command's first try.
+	{".claude/.credentials.json", "Claude Code: OAuth token"},
+	{".codex/auth.json", "Codex CLI: OAuth token or API key"},
+	{".gemini/oauth_creds.json", "Gemini CLI: OAuth token"},
+	{".config/github-copilot", "GitHub Copilot (editors, CLI): OAuth token"},
+	{".local/share/opencode/auth.json", "opencode: provider keys"},
+	// Browsers and mail: whole profiles, as said above.
+	{".mozilla", "Firefox: profiles (saved logins, cookies)"},
+	{"snap/firefox/common/.mozilla", "Firefox (snap): profiles"},
+	{".var/app/org.mozilla.firefox/.mozilla", "Firefox (flatpak): profiles"},
+	{".thunderbird", "Thunderbird: profiles (saved mail logins)"},
+	{".config/google-chrome", "Chrome: profiles (saved logins, cookies)"},
+	{".config/google-chrome-beta", "Chrome beta: profiles"},
+	{".config/google-chrome-unstable", "Chrome dev: profiles"},
+	{".var/app/com.google.Chrome/config/google-chrome", "Chrome (flatpak): profiles"},
+	{".config/chromium", "Chromium: profiles (saved logins, cookies)"},
+	{"snap/chromium/common/chromium", "Chromium (snap): profiles"},
+	{".var/app/org.chromium.Chromium/config/chromium", "Chromium (flatpak): profiles"},
+	{".config/BraveSoftware", "Brave: profiles"},
+	{".config/microsoft-edge", "Edge: profiles"},
+	{"Library/Keychains", "macOS keychains"},
+	{"/etc/shadow", "password hashes"},
+	{"/etc/shadow-", "password hashes (backup)"},
+	{"/etc/gshadow", "group password hashes"},
+	{"/etc/gshadow-", "group password hashes (backup)"},
+	{"/etc/security/opasswd", "old password hashes"},
+	{"/etc/ssh/ssh_host_rsa_key", "the host's SSH key"},
+	{"/etc/ssh/ssh_host_ecdsa_key", "the host's SSH key"},
+	{"/etc/ssh/ssh_host_ed25519_key", "the host's SSH key"},
+	{"/etc/ssh/ssh_host_dsa_key", "the host's SSH key"},
+}
+
+// credentialStoreNames splits credentialStoreList into the paths relative
+// to each home directory of the caller and the system paths.
 func credentialStoreNames() (inHome, system []string) {
-	inHome = []string{
-		".ssh", ".gnupg", ".password-store", ".local/share/keyrings",
-		".aws", ".azure", ".config/gcloud", ".kube", ".oci",
-		".docker/config.json", ".config/containers/auth.json",
-		".config/gh", ".config/hub", ".git-credentials", ".config/git/credentials",
-		".netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".gem/credentials",
-		".cargo/credentials", ".cargo/credentials.toml",
-		".terraform.d/credentials.tfrc.json", ".vault-token",
-		".mozilla", ".config/google-chrome", ".config/chromium",
-		"Library/Keychains", // macOS
-	}
-	system = []string{
-		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
-		"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
-		"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+	for _, st := range credentialStoreList {
+		if filepath.IsAbs(st.Path) {
+			system = append(system, st.Path)
+		} else {
+			inHome = append(inHome, st.Path)
+		}
 	}
 	return inHome, system
 }

@@ -42,7 +42,7 @@ type Report struct {
 // and Reveal for the credential stores hidden by default; paths are not
 // checked. The error reports an invalid field.
 func Doctor(cfg Config) (*Report, error) {
-	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace, AllowPlanting: cfg.AllowPlanting}
+	s := &spec{UnixSockets: cfg.AllowUnixSockets, Ptrace: cfg.AllowPtrace, AllowPlanting: cfg.AllowPlanting, Protect: cfg.Protect}
 	if err := s.resolveChoices(cfg); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func report(h *ladder.Host, s *spec) *Report {
 		r.Problem = string(se.Layer) + ": " + se.Err.Error()
 		return r
 	}
-	withoutPlantingGuard(plan, s.AllowPlanting)
+	withoutPlantingGuard(plan, s.protected())
 	r.Rung, r.OK = plan.Rung, true
 	for _, l := range plan.Without {
 		r.Without = append(r.Without, string(l.Name))

@@ -54,7 +54,7 @@ func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
 		Writable:  append(ws, s.inDests(s.Writable)...),
 		ReadOnly:  s.inDests(s.ReadOnly),
 		Hidden:    s.inDests(s.Hidden),
-		Protected: protectedNames(s.AllowPlanting),
+		Protected: s.protected(),
 		Overlays:  overlays,
 		TmpSize:   s.Limits.set.TmpSize,
 		Sources:   s.sources(),

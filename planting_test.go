@@ -23,7 +23,7 @@ func TestWithoutPlantingGuard(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &ladder.Plan{Rung: tc.rung}
-			withoutPlantingGuard(p, tc.allow)
+			withoutPlantingGuard(p, protectedNames(tc.allow, nil))
 			var names []Layer
 			for _, l := range p.Without {
 				names = append(names, l.Name)

@@ -19,7 +19,7 @@ func (c Config) Resolved() (Config, error) {
 	r.WritablePaths, r.ReadOnlyPaths = s.Writable, s.ReadOnly
 	r.HiddenPaths = slices.DeleteFunc(slices.Clone(s.Hidden), func(h string) bool { return slices.Contains(s.DefaultHidden, h) })
 	r.PolicyFiles = s.Policy
-	r.Env, r.AllowPlanting = s.Env, s.AllowPlanting
+	r.Env, r.AllowPlanting, r.Protect = s.Env, s.AllowPlanting, s.Protect
 	r.ChangesetPaths = s.Overlaid
 	r.WorkspaceDest, r.Binds = s.WorkspaceDest, s.Binds
 	if s.Egress != nil {
@@ -34,17 +34,25 @@ func (c Config) Resolved() (Config, error) {
 }
 
 // protectedNames are the entries of ProtectedNames that allow does not
-// exempt: those kept read-only inside writable roots.
-func protectedNames(allow []string) []string {
+// exempt, then the names of extra: those guarded inside writable roots.
+func protectedNames(allow, extra []string) []string {
 	var out []string
 	for _, n := range ProtectedNames() {
 		if !slices.Contains(allow, n) {
 			out = append(out, n)
 		}
 	}
+	for _, n := range extra {
+		if !slices.Contains(out, n) && !slices.Contains(allow, n) {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
-// Protected returns the entries of ProtectedNames that c keeps read-only
-// inside writable roots: all of them but those in AllowPlanting.
-func (c Config) Protected() []string { return protectedNames(c.AllowPlanting) }
+// protected are the names s guards inside writable roots.
+func (s *spec) protected() []string { return protectedNames(s.AllowPlanting, s.Protect) }
+
+// Protected returns the names c guards inside writable roots: the entries
+// of ProtectedNames but those in AllowPlanting, then those of Protect.
+func (c Config) Protected() []string { return protectedNames(c.AllowPlanting, c.Protect) }

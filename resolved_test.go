@@ -38,9 +38,29 @@ func TestResolvedRejectsBadConfig(t *testing.T) {
 }
 
 func TestProtectedNames(t *testing.T) {
-	all := protectedNames(nil)
+	all := protectedNames(nil, nil)
 	assert.Equal(t, ProtectedNames(), all)
-	some := protectedNames([]string{".git"})
+	some := protectedNames([]string{".git"}, nil)
 	assert.NotContains(t, some, ".git")
 	assert.Len(t, some, len(ProtectedNames())-1)
+	more := protectedNames([]string{".git"}, []string{"tools/hooks", "nbstripout.py"})
+	assert.Equal(t, append(some, "tools/hooks", "nbstripout.py"), more)
+}
+
+// Protect adds names the list lacks (a listed one is listed already) and
+// Resolved and Protected show them.
+func TestProtectResolved(t *testing.T) {
+	ws := t.TempDir()
+	c := Config{Workspace: ws, Protect: []string{"tools/hooks", ".envrc", "x.code-workspace", "tools/hooks"}}
+	r, err := c.Resolved()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"tools/hooks", "x.code-workspace"}, r.Protect)
+	assert.Equal(t, append(ProtectedNames(), "tools/hooks", "x.code-workspace"), r.Protected())
+	assert.Equal(t, r.Protected(), mountInput(mustResolve(t, c), nil).Protected, "the names reach the mount input")
+}
+
+func mustResolve(t *testing.T, c Config) *spec {
+	s, err := c.resolve()
+	require.NoError(t, err)
+	return s
 }

@@ -110,6 +110,9 @@ type Sandbox struct {
 	Env []string
 	// AllowPlanting names entries of corral.ProtectedNames left writable.
 	AllowPlanting []string
+	// Protect adds names to those guarded in writable roots
+	// (corral.Config.Protect).
+	Protect []string
 	// AllowUnixSockets and AllowPtrace are corral.Config's, false unless
 	// the file says true.
 	AllowUnixSockets bool
@@ -238,6 +241,7 @@ func (s Sandbox) CorralConfig() corral.Config {
 		ProxyConnections: s.ProxyConnections,
 
 		AllowPlanting: slices.Clone(s.AllowPlanting),
+		Protect:       slices.Clone(s.Protect),
 		Reveal:        slices.Clone(s.Reveal),
 		AllowHome:     s.AllowHome,
 

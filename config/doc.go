@@ -20,6 +20,7 @@
 //	fallback = "fail"           # or "warn": run weaker when the host cannot contain
 //	env = ["GOPATH", "CI=1"]    # KEY copies the caller's value, KEY=VALUE sets one
 //	allow_planting = [".git/hooks"]
+//	protect = ["tools/hooks", "nbstripout.py"] # guarded like corral.ProtectedNames
 //	allow_unix_sockets = false  # true: commands may create unix sockets
 //	allow_ptrace = false        # true: commands may trace their own processes
 //	changeset = "changes/coder" # optional: workspace writes kept here for review
@@ -75,7 +76,7 @@
 // agent, a key its table sets wins over the default table's, which wins
 // over the built-in default; env and the path lists (writable_paths,
 // read_only_paths, hidden_paths, reveal, changeset_paths, allow_planting,
-// bootstrap_files, binds) are the default table's followed by the agent's;
+// protect, bootstrap_files, binds) are the default table's followed by the agent's;
 // zones, a declaration, is replaced whole by an agent's own list, even an
 // empty one. An error in [defaults.sandbox] names its own key and line.
 //

@@ -36,6 +36,7 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 	for _, f := range []struct{ dst, src *[]string }{
 		{&m.WritablePaths, &def.WritablePaths}, {&m.ReadOnlyPaths, &def.ReadOnlyPaths},
 		{&m.HiddenPaths, &def.HiddenPaths}, {&m.Env, &def.Env}, {&m.AllowPlanting, &def.AllowPlanting},
+		{&m.Protect, &def.Protect},
 		{&m.Reveal, &def.Reveal}, {&m.ChangesetPaths, &def.ChangesetPaths}, {&m.Bootstrap, &def.Bootstrap},
 		{&m.AllowedDomains, &def.AllowedDomains}, {&m.DeniedDomains, &def.DeniedDomains},
 		{&m.AllowedIPs, &def.AllowedIPs},

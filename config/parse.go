@@ -53,6 +53,7 @@ type sandboxDoc struct {
 	Fallback       *string  `toml:"fallback"`
 	Env            []string `toml:"env"`
 	AllowPlanting  []string `toml:"allow_planting"`
+	Protect        []string `toml:"protect"`
 	Reveal         []string `toml:"reveal"`
 	AllowHome      *bool    `toml:"allow_home"`
 
@@ -152,6 +153,7 @@ var sandboxKeys = map[string]string{
 	"fallback":           "a string",
 	"env":                "an array of strings",
 	"allow_planting":     "an array of strings",
+	"protect":            "an array of strings",
 	"reveal":             "an array of strings",
 	"allow_home":         "a boolean",
 	"allow_unix_sockets": "a boolean",

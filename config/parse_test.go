@@ -100,6 +100,7 @@ network = "none"
 fallback = "warn"
 env = ["GOPATH", "CI=1", "EMPTY="]
 allow_planting = [".git", ".envrc"]
+protect = ["tools/hooks", "nbstripout.py"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "/var/tmp/coder-changes"
@@ -115,6 +116,7 @@ changeset_paths = ["/var/tmp/x"]
 				Fallback:      FallbackWarn,
 				Env:           []string{"GOPATH", "CI=1", "EMPTY="},
 				AllowPlanting: []string{".git", ".envrc"},
+				Protect:       []string{"tools/hooks", "nbstripout.py"},
 
 				AllowUnixSockets: true,
 				AllowPtrace:      true,
@@ -227,6 +229,12 @@ func TestParseErrors(t *testing.T) {
 		{"allow_planting", head + "allow_planting = [\".git/hook\"]\n",
 			`4: agents[0].sandbox.allow_planting[0]: ".git/hook" is not a protected name; want one of ` + strings.Join(corral.ProtectedNames(), ", "), 4},
 
+		{"protect absolute", head + "protect = [\"/etc/x\"]\n",
+			`4: agents[0].sandbox.protect[0]: "/etc/x": want a name relative to each writable root, not an absolute path`, 4},
+		{"protect dotdot", head + "protect = [\"a\", \"../b\"]\n", `4: agents[0].sandbox.protect[1]: "../b": must not hold ".."`, 4},
+		{"protect unclean", head + "protect = [\"a/\"]\n", `4: agents[0].sandbox.protect[0]: "a/": not clean (want a)`, 4},
+		{"protect not strings", head + "protect = \"a\"\n", `4: agents[0].sandbox.protect: want an array of strings, not a string`, 4},
+
 		// Ids.
 		{"missing id", "[[agents]]\n[agents.sandbox]\nmode = \"enabled\"\n", `1: agents[0].id: required`, 1},
 		{"missing id second", head + "\n[[agents]]\nsandbox.network = \"none\"\n", `5: agents[1].id: required`, 5},
@@ -244,9 +252,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top", "name = \"x\"\n[[agents]]\nid = \"a\"\n", `1: name: unknown key; want one of agents, defaults, zones`, 1},
 		{"unknown agent key", "[[agents]]\nid = \"a\"\nmodel = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown sandbox key", head + "[[agents]]\nid = \"b\"\n[agents.sandbox]\nwriteable_paths = []\n",
-			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
+			`7: agents[1].sandbox.writeable_paths: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, protect, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 7},
 		{"unknown inline key", "[[agents]]\nid = \"a\"\nsandbox = { mode = \"enabled\", net = \"none\" }\n",
-			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
+			`3: agents[0].sandbox.net: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, protect, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 3},
 		{"unknown table", "[[agents]]\nid = \"a\"\n[agents.model]\nname = \"m\"\n", `3: agents[0].model: unknown key; want one of id, main_session, sandbox, tools`, 3},
 		{"unknown tools key", "[[agents]]\nid = \"a\"\n[agents.tools]\nshell = true\n", `4: agents[0].tools.shell: unknown key; want one of allow, deny`, 4},
 		{"unknown defaults key", "[defaults.model]\nname = \"m\"\n[[agents]]\nid = \"a\"\n", `1: defaults.model: unknown key; want one of sandbox, tools`, 1},
@@ -278,7 +286,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested array", head + "env = [[\"A\"]]\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"deeply nested", head + "env = " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n", `4: agents[0].sandbox.env[0]: want a string, not an array`, 4},
 		{"unknown in inline agent", "agents = [{id = \"a\"}, {id = \"b\", bogus = 1}]\n", `1: agents[1].bogus: unknown key; want one of id, main_session, sandbox, tools`, 1},
-		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
+		{"unknown subtable", head + "[agents.sandbox.extra]\n", `4: agents[0].sandbox.extra: unknown key; want one of allow_home, allow_planting, allow_ptrace, allow_unix_sockets, allowed_domains, allowed_ips, binds, bootstrap_files, changeset, changeset_paths, denied_domains, env, fallback, hidden_paths, limits, media_dir, mode, network, persist_home, protect, proxy_connections, prune_idle, prune_max_age, read_only_paths, real_paths_fallback, reveal, scope, state_dir, workspace, workspace_access, writable_paths, zones`, 4},
 
 		// Syntax and TOML rules.
 		{"repeated table", head + "[agents.sandbox]\n", `4: agents[0].sandbox: table sandbox already exists`, 4},
@@ -360,6 +368,7 @@ hidden_paths = ["/h"]
 network = "none"
 env = ["A=1"]
 allow_planting = [".git"]
+protect = ["x.code-workspace"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
@@ -378,6 +387,7 @@ changeset_paths = ["/w"]
 		Network:       corral.NetworkNone,
 		Env:           []string{"A=1"},
 		AllowPlanting: []string{".git"},
+		Protect:       []string{"x.code-workspace"},
 
 		AllowUnixSockets: true,
 		AllowPtrace:      true,

@@ -165,6 +165,9 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if s.AllowPlanting, err = r.allowPlanting(key+".allow_planting", d.AllowPlanting); err != nil {
 		return Sandbox{}, err
 	}
+	if s.Protect, err = r.protect(key+".protect", d.Protect); err != nil {
+		return Sandbox{}, err
+	}
 	if err := r.egress(key, d, &s); err != nil {
 		return Sandbox{}, err
 	}
@@ -416,6 +419,16 @@ func (r *resolver) allowPlanting(key string, names []string) ([]string, error) {
 		if !slices.Contains(corral.ProtectedNames(), n) {
 			return nil, r.errorf(fmt.Sprintf("%s[%d]", key, i), "%q is not a protected name; want one of %s",
 				n, strings.Join(corral.ProtectedNames(), ", "))
+		}
+	}
+	return slices.Clone(names), nil
+}
+
+// protect checks each name as corral.Config.Protect will.
+func (r *resolver) protect(key string, names []string) ([]string, error) {
+	for i, n := range names {
+		if err := corral.CheckProtectName(n); err != nil {
+			return nil, r.errorf(fmt.Sprintf("%s[%d]", key, i), "%q: %v", n, err)
 		}
 	}
 	return slices.Clone(names), nil

@@ -26,6 +26,8 @@ func runRole(role string) int {
 		return runSubmount()
 	case "connect":
 		return runConnectProbe()
+	case "latemount":
+		return runLateMount()
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

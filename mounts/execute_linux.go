@@ -61,11 +61,23 @@ func Execute(p *Plan) error {
 	return nil
 }
 
-// enterScratch stops mount events from reaching the host, then pivots into a
-// fresh tmpfs with the host's tree beneath it at oldRoot.
+// enterScratch cuts the namespace's mounts off from the host's in both
+// directions, then pivots into a fresh tmpfs with the host's tree beneath
+// it at oldRoot.
+//
+// Private, not a slave: a slave's copies, and every bind made from them,
+// take each mount the host makes later (removable media under /media, an
+// sshfs or rclone mount, a new login's /run/user/UID, anything under a
+// shared / on systemd hosts), writable by the kernel's rules under a path
+// the sandbox shows read-only, and a sandbox built ahead lives long. The
+// host's renames and deletes over a mount point still detach the copy
+// here (the kernel detaches the mounts on a dentry in every namespace,
+// whatever the propagation), which is what the durable-mount watch waits
+// for. The cost: a filesystem the host unmounts after the sandbox was
+// built stays mounted here, busy, until the sandbox ends.
 func enterScratch() error {
-	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("make / a slave: %w", err)
+	if err := unix.Mount("", "/", "", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
 	}
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
 		return fmt.Errorf("scratch tmpfs: %w", err)

@@ -182,6 +182,9 @@ func build(s *setup) *failure {
 	if f := guardMounts(s); f != nil {
 		return f
 	}
+	// The configuration's own protected names join the list before
+	// Prepare reads the roots with every name protected.
+	guard.Also(s.Paths.Protected)
 	// Detached mounts are mount namespaces of their own: made before
 	// forbidNamespaces.
 	g, err := guard.Prepare(s.Paths.Writable, len(s.Seccomp) > 0 && canResolve())

@@ -16,7 +16,7 @@ file; --agent ID picks the agent and may be left out when the file has only
 one. Flags given on the command line win: --workspace, --net, --fallback,
 --changeset, --allow-unix-sockets, --allow-home, --proxy-connections and the
 limit flags (--memory, --pids...) replace the file's values,
---writable, --changeset-writable, --read-only, --hide, --reveal, --env,
+--writable, --changeset-writable, --read-only, --hide, --reveal, --protect, --env,
 --allow-domain, --deny-domain and --allow-ip add to its lists. The file itself is read-only to the command.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2), and so is a path in it that cannot be used, named by
@@ -82,6 +82,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Env = append(file.Env, fromFlags.Env...)
 	cfg.AllowPlanting = append(file.AllowPlanting, fromFlags.AllowPlanting...)
 	cfg.Reveal = append(file.Reveal, fromFlags.Reveal...)
+	cfg.Protect = append(file.Protect, fromFlags.Protect...)
 	cfg.AllowedDomains = append(file.AllowedDomains, fromFlags.AllowedDomains...)
 	cfg.DeniedDomains = append(file.DeniedDomains, fromFlags.DeniedDomains...)
 	cfg.AllowedIPs = append(file.AllowedIPs, fromFlags.AllowedIPs...)

@@ -25,6 +25,7 @@ hidden_paths = ["/file/h"]
 network = "none"
 env = ["FROM_FILE=1"]
 allow_planting = [".git"]
+protect = ["tools/hooks"]
 allow_unix_sockets = true
 allow_ptrace = true
 changeset = "changes"
@@ -70,6 +71,7 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, corral.NetworkNone, c.Network)
 			assert.Equal(t, []string{"FROM_FILE=1"}, c.Env)
 			assert.Equal(t, []string{".git"}, c.AllowPlanting)
+			assert.Equal(t, []string{"tools/hooks"}, c.Protect)
 			assert.True(t, c.AllowUnixSockets)
 			assert.True(t, c.AllowPtrace)
 			assert.Equal(t, filepath.Join(dir, "changes"), c.Changeset)
@@ -88,7 +90,8 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.False(t, c.AllowUnixSockets)
 		}},
 		{"lists add up", []string{"--config", path, "--agent", "coder", "--writable", "/flag/w", "--read-only", "/flag/r",
-			"--hide", "/flag/h", "--env", "FROM_FILE=2"}, func(t *testing.T, c corral.Config) {
+			"--hide", "/flag/h", "--env", "FROM_FILE=2", "--protect", "x.code-workspace"}, func(t *testing.T, c corral.Config) {
+			assert.Equal(t, []string{"tools/hooks", "x.code-workspace"}, c.Protect)
 			assert.Equal(t, []string{"/file/w", "/flag/w"}, c.WritablePaths)
 			assert.Equal(t, []string{"/file/r", "/flag/r"}, c.ReadOnlyPaths)
 			assert.Equal(t, []string{"/file/h", "/flag/h"}, c.HiddenPaths)
@@ -111,6 +114,9 @@ func TestConfigFileMerge(t *testing.T) {
 			assert.Equal(t, corral.NetworkNone, c.Network)
 			assert.Equal(t, []string{"/flag/w"}, c.WritablePaths)
 			assert.Empty(t, c.Mode)
+		}},
+		{"protect flag alone", []string{"--protect", "a", "--protect", "b/c"}, func(t *testing.T, c corral.Config) {
+			assert.Equal(t, []string{"a", "b/c"}, c.Protect)
 		}},
 	}
 	for _, tt := range tests {

@@ -32,6 +32,7 @@ var configNames = map[string]struct{ flag, key string }{
 	"AllowUnixSockets": {"--allow-unix-sockets", "allow_unix_sockets"},
 	"AllowHome":        {"--allow-home", "allow_home"},
 	"Reveal":           {"--reveal", "reveal"},
+	"Protect":          {"--protect", "protect"},
 	"PolicyFiles":      {"--config", ""},
 	"Limits.Memory":    {"--memory", "limits.memory"},
 	"Limits.Pids":      {"--pids", "limits.pids"},
@@ -113,6 +114,8 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		return f.given("changeset")
 	case "Reveal":
 		given = f.reveal
+	case "Protect":
+		given = f.protect
 	case "AllowedDomains":
 		given = f.allowDomain
 	case "DeniedDomains":

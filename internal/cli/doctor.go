@@ -102,6 +102,7 @@ func doctorPolicy(cmd *cobra.Command, cfg *corral.Config, file, id string) error
 	cfg.Reveal = append(fromFile.Reveal, cfg.Reveal...)
 	cfg.Limits = fromFile.Limits
 	cfg.AllowPlanting = fromFile.AllowPlanting
+	cfg.Protect = fromFile.Protect
 	return nil
 }
 

@@ -194,6 +194,14 @@ func printProtected(w io.Writer, cfg corral.Config) {
 		}
 		fmt.Fprintf(w, "  %-22s %-13s %s\n", e.Name, where, e.What)
 	}
+	for _, n := range cfg.Protect {
+		e := guard.UserEntry(n)
+		where := "at the top"
+		if e.Anywhere {
+			where = "at any depth"
+		}
+		fmt.Fprintf(w, "  %-22s %-13s %s\n", n, where, e.What)
+	}
 	if len(cfg.AllowPlanting) > 0 {
 		fmt.Fprintf(w, "  left writable as is (allow_planting): %s\n", strings.Join(cfg.AllowPlanting, ", "))
 	}

@@ -164,3 +164,30 @@ func TestProfileTakesRunFlags(t *testing.T) {
 	})
 	assert.NotNil(t, profile.Lookup("platform"))
 }
+
+// --protect and a config file's protect add names, shown with the list;
+// a name that is no name is a usage error naming the flag or the key.
+func TestProfileShowsProtect(t *testing.T) {
+	link, real := linkedWorkspace(t)
+	conf := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nprotect = [\"x.code-workspace\"]\n")
+	out, errOut, code := cli(t, real, "profile", "--platform", "linux", "--workspace", link, "--config", conf,
+		"--protect", "tools/hooks", "--protect", "nbstripout.py", "--protect", ".envrc")
+	require.Equal(t, 0, code, errOut)
+	for _, m := range []string{
+		"\n  x.code-workspace       at any depth  named by the configuration (protect)\n",
+		"\n  tools/hooks            at the top    named by the configuration (protect)\n",
+		"\n  nbstripout.py          at any depth  named by the configuration (protect)\n",
+	} {
+		assert.Contains(t, out, m)
+	}
+	assert.Equal(t, 1, strings.Count(out, "\n  .envrc "), "a listed name is listed once")
+
+	_, errOut, code = cli(t, real, "profile", "--platform", "linux", "--workspace", link, "--protect", "../x")
+	assert.Equal(t, exitUsage, code)
+	assertOneLine(t, errOut, `--protect ../x: must not hold ".."`)
+
+	bad := writeConfig(t, "[[agents]]\nid = \"a\"\n[agents.sandbox]\nprotect = [\"/etc/x\"]\n")
+	_, errOut, code = cli(t, real, "profile", "--platform", "linux", "--workspace", link, "--config", bad)
+	assert.Equal(t, exitUsage, code)
+	assertOneLine(t, errOut, `agents[0].sandbox.protect[0]: "/etc/x": want a name relative to each writable root, not an absolute path`)
+}

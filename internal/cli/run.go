@@ -24,6 +24,7 @@ type runFlags struct {
 	readOnly  []string
 	hidden    []string
 	reveal    []string
+	protect   []string // --protect: names guarded besides the list
 	allowHome bool
 	network   string
 	// allowDomain, denyDomain and allowIP are --net allow's lists.
@@ -73,6 +74,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.readOnly, "read-only", nil, "keep `PATH` read-only even under a writable parent (repeatable)")
 	fl.StringArrayVar(&f.hidden, "hide", nil, "make `PATH` unreadable and unlistable (repeatable)")
 	fl.StringArrayVar(&f.reveal, "reveal", nil, "leave the credential stores at or under `PATH` readable, which are hidden by default (repeatable; see 'corral profile')")
+	fl.StringArrayVar(&f.protect, "protect", nil, "guard `NAME` in every writable root like the protected names (a plain name at any depth, tools/hooks at the top; repeatable; see 'corral profile')")
 	fl.BoolVar(&f.allowHome, "allow-home", false, "let the workspace or a --writable path be your home directory or hold it")
 	fl.StringVar(&f.network, "net", "host", "network: host, none, or allow (only --allow-domain names, through a proxy)")
 	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
@@ -183,6 +185,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		ReadOnlyPaths:    f.readOnly,
 		HiddenPaths:      f.hidden,
 		Reveal:           f.reveal,
+		Protect:          f.protect,
 		AllowHome:        f.allowHome,
 		Network:          corral.Network(f.network),
 		AllowedDomains:   f.allowDomain,

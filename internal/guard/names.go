@@ -20,7 +20,11 @@
 // root. Whatever is not merged is reported as dropped.
 package guard
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // Entry is one protected name, relative to a writable root.
 type Entry struct {
@@ -76,6 +80,38 @@ var list = []Entry{
 	{".nvim.lua", true, "Neovim: run on start in the directory (exrc)"},
 	{".nvimrc", true, "Neovim and Vim: run on start in the directory (exrc)"},
 	{".exrc", true, "Vim: run on start in the directory (exrc)"},
+	{"lefthook-local.yml", true, "lefthook: local commands git's hooks run, merged over lefthook.yml"},
+	{".lefthook-local.yml", true, "lefthook: local commands git's hooks run, merged over lefthook.yml"},
+	{"lefthook.yaml", true, "lefthook: the commands git's hooks run"},
+	{".lefthook.yaml", true, "lefthook: the commands git's hooks run"},
+	{"lefthook-local.yaml", true, "lefthook: local commands git's hooks run"},
+	{".lefthook-local.yaml", true, "lefthook: local commands git's hooks run"},
+	{".huskyrc", true, "husky 4: the commands git's hooks run"},
+	{".huskyrc.json", true, "husky 4: the commands git's hooks run"},
+	{".huskyrc.js", true, "husky 4: the commands git's hooks run, and the file itself is run"},
+	{"husky.config.js", true, "husky 4: the commands git's hooks run, and the file itself is run"},
+	{".cargo", true, "cargo, rust-analyzer: config.toml's build.rustc-wrapper, target runners and aliases, run by the cargo metadata an editor runs on folder open"},
+	{".zed", true, "Zed: tasks, language server and context server commands"},
+	{".devcontainer", true, "VS Code Dev Containers, devcontainer CLI: initializeCommand, run on the host"},
+	{".devcontainer.json", true, "VS Code Dev Containers, devcontainer CLI: initializeCommand, run on the host"},
+	{".continue", true, "Continue: MCP servers and config"},
+	{".roo", true, "Roo Code: MCP servers (mcp.json), rules"},
+	{".kiro", true, "Kiro: agent hooks (shell commands), MCP servers"},
+	{"opencode.json", true, "opencode: MCP server commands, plugins"},
+	{"opencode.jsonc", true, "opencode: MCP server commands, plugins"},
+	{".opencode", true, "opencode: plugins, MCP servers, agents"},
+	{".crush.json", true, "Crush: MCP server and language server commands"},
+	{"crush.json", true, "Crush: MCP server and language server commands"},
+	{".aider.conf.yml", true, "aider: lint-cmd and test-cmd it runs"},
+	{"mise.toml", true, "mise: hooks on entering the directory, tasks, env sourced from scripts"},
+	{".mise.toml", true, "mise: hooks on entering the directory, tasks, env sourced from scripts"},
+	{"mise.local.toml", true, "mise: hooks on entering the directory, tasks, env sourced from scripts"},
+	{".mise.local.toml", true, "mise: hooks on entering the directory, tasks, env sourced from scripts"},
+	{".tool-versions", true, "asdf, mise: the plugin versions installed and run on entering the directory"},
+	{".pnpmfile.cjs", true, "pnpm: hooks run on every install (readPackage, afterAllResolved)"},
+	// Not listed: *.code-workspace (VS Code's multi-root workspace: tasks,
+	// settings) is a pattern, not a name; the walk and the creator match
+	// names exactly. Protect a known one with Config.Protect.
 	{".bashrc", false, "bash"},
 	{".bash_profile", false, "bash login"},
 	{".bash_login", false, "bash login"},
@@ -105,23 +141,72 @@ var list = []Entry{
 	{".pythonstartup", false, "python interactive startup"},
 }
 
-// List returns the protected entries, in a fixed order.
-func List() []Entry { return slices.Clone(list) }
+// user are the names the configuration protects besides the list
+// (corral.Config.Protect), as Also made them known to this process.
+var (
+	userMu sync.RWMutex
+	user   []Entry
+)
+
+// Also makes names protected in this process besides the list, for the
+// walk (Prepare reads every name protected), Lookup and the creator: the
+// init calls it with the names in force before Prepare. A name the list
+// holds already is left as listed. A name of the user's is protected at
+// every depth of a writable root when it is a plain name, at the top of
+// each root when it holds a slash ("tools/hooks"), as the listed ones: a
+// directory's entries are matched one name at a time.
+func Also(names []string) {
+	userMu.Lock()
+	defer userMu.Unlock()
+	for _, n := range names {
+		if slices.ContainsFunc(list, func(e Entry) bool { return e.Name == n }) ||
+			slices.ContainsFunc(user, func(e Entry) bool { return e.Name == n }) {
+			continue
+		}
+		user = append(user, UserEntry(n))
+	}
+}
+
+// UserEntry is the entry of a name the configuration protects that the list
+// does not hold.
+func UserEntry(name string) Entry {
+	return Entry{Name: name, Anywhere: !strings.Contains(name, "/"), What: UserWhat}
+}
+
+// UserWhat is the What of the user's entries.
+const UserWhat = "named by the configuration (protect)"
+
+// all is the list followed by the user's names.
+func all() []Entry {
+	userMu.RLock()
+	defer userMu.RUnlock()
+	return slices.Concat(list, user)
+}
+
+// List returns the protected entries, in a fixed order: the list, then
+// the names Also added.
+func List() []Entry { return all() }
 
 // Names returns the names of List.
 func Names() []string {
-	out := make([]string, len(list))
-	for i, e := range list {
+	l := all()
+	out := make([]string, len(l))
+	for i, e := range l {
 		out[i] = e.Name
 	}
 	return out
 }
 
-// Lookup returns the entry named name.
+// Lookup returns the entry named name. It allocates nothing: the walk and
+// the creator call it for every name in force.
 func Lookup(name string) (Entry, bool) {
-	i := slices.IndexFunc(list, func(e Entry) bool { return e.Name == name })
-	if i < 0 {
-		return Entry{}, false
+	if i := slices.IndexFunc(list, func(e Entry) bool { return e.Name == name }); i >= 0 {
+		return list[i], true
 	}
-	return list[i], true
+	userMu.RLock()
+	defer userMu.RUnlock()
+	if i := slices.IndexFunc(user, func(e Entry) bool { return e.Name == name }); i >= 0 {
+		return user[i], true
+	}
+	return Entry{}, false
 }

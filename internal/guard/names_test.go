@@ -25,3 +25,24 @@ func TestListIsDocumented(t *testing.T) {
 	}
 	assert.Equal(t, List(), got)
 }
+
+// A name the configuration protects joins the list: a plain one at every
+// depth, one with a slash at the top of each root; a listed one stays as
+// listed.
+func TestAlso(t *testing.T) {
+	t.Cleanup(func() { user = nil })
+	n := len(List())
+	Also([]string{".git", "nbstripout.py", "tools/hooks", "nbstripout.py"})
+	e, ok := Lookup("nbstripout.py")
+	require.True(t, ok)
+	assert.Equal(t, Entry{Name: "nbstripout.py", Anywhere: true, What: UserWhat}, e)
+	e, ok = Lookup("tools/hooks")
+	require.True(t, ok)
+	assert.False(t, e.Anywhere)
+	e, _ = Lookup(".git")
+	assert.NotEqual(t, UserWhat, e.What)
+	assert.Len(t, List(), n+2)
+	assert.Equal(t, []string{"nbstripout.py", "tools/hooks"}, Names()[n:])
+	_, ok = Lookup("other")
+	assert.False(t, ok)
+}
