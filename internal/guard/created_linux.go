@@ -108,8 +108,8 @@ func (s *Session) Protects(dir, name string) (string, bool) {
 		return "", false
 	}
 	rel := path.Join(relOf(root, dir), name)
-	for _, n := range s.names {
-		if e, ok := Lookup(n); ok && !e.Anywhere && e.Name == rel {
+	for _, n := range s.topsInForce() {
+		if n == rel {
 			return n, true
 		}
 	}
@@ -129,8 +129,8 @@ func (s *Session) HoldsProtected(dir, name string) (string, bool) {
 		return "", false
 	}
 	rel := path.Join(relOf(root, dir), name)
-	for _, n := range s.names {
-		if e, ok := Lookup(n); ok && !e.Anywhere && strings.HasPrefix(e.Name, rel+"/") {
+	for _, n := range s.topsInForce() {
+		if strings.HasPrefix(n, rel+"/") {
 			return n, true
 		}
 	}

@@ -59,11 +59,7 @@ func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
 	s.anywhereInForce()
-	for _, n := range names {
-		if e, ok := Lookup(n); ok && !e.Anywhere {
-			s.tops = append(s.tops, n)
-		}
-	}
+	s.topsInForce()
 	var roots []string
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
@@ -111,7 +107,7 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 		rel = ""
 	}
 	// Outermost first: a .git in a .vscode is the .vscode's.
-	for _, n := range s.tops {
+	for _, n := range s.topsInForce() {
 		if rel == n || strings.HasPrefix(rel, n+"/") {
 			return InEntry, path.Join(root, n)
 		}
@@ -434,4 +430,18 @@ func errnoOf(err error) syscall.Errno {
 		return e
 	}
 	return unix.EIO
+}
+
+// topsInForce returns the names in force listed for the top of a root,
+// looked up once.
+func (s *Session) topsInForce() []string {
+	if s.tops == nil {
+		s.tops = []string{}
+		for _, n := range s.names {
+			if e, ok := Lookup(n); ok && !e.Anywhere {
+				s.tops = append(s.tops, n)
+			}
+		}
+	}
+	return s.tops
 }
