@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -314,9 +315,20 @@ func (c *creator) rmdir(t *task, dirfd int32, addr uint64) answer {
 // where the command may write nothing: EACCES, as Landlock answers it.
 func outside(pl place) (answer, bool) {
 	if pl.outside {
-		return errnoAnswer(unix.EACCES), true
+		return errnoAnswer(outsideErrno(pl.dir)), true
 	}
 	return answer{}, false
+}
+
+// outsideErrno is how the kernel fails a write where the command may
+// write nothing: EROFS on a read-only mount, which it checks first, else
+// Landlock's EACCES.
+func outsideErrno(fd int) syscall.Errno {
+	var sf unix.Statfs_t
+	if unix.Fstatfs(fd, &sf) == nil && sf.Flags&unix.ST_RDONLY != 0 {
+		return unix.EROFS
+	}
+	return unix.EACCES
 }
 
 // outsideFile answers an open that writes, which found fd at a place
@@ -325,7 +337,49 @@ func outside(pl place) (answer, bool) {
 func outsideFile(fd int) (answer, bool) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return errnoAnswer(unix.EACCES), true
+		return errnoAnswer(outsideErrno(fd)), true
 	}
 	return answer{}, false
+}
+
+// inStaged reports whether pl's directory is staged content.
+func (c *creator) inStaged(pl place) bool {
+	var st unix.Stat_t
+	return unix.Fstat(pl.dir, &st) == nil && c.sess.IsStaged(st.Dev)
+}
+
+// newGitDir makes a new .git directory (git init, git clone) on the host,
+// holding only an empty objects directory, and stages it at once as a git
+// directory the host had is staged when first written: what git writes
+// there goes to the stage, its objects to the host's objects directory,
+// and the merge at exit lands what the allowlist lets through. Git on the
+// host takes no directory without a HEAD for a repository, so the host
+// sees none while the command runs; and a clone's objects are written
+// once, not staged in memory and copied at exit.
+func (c *creator) newGitDir(pl place, dir string, mode uint32) answer {
+	if err := unix.Mkdirat(pl.dir, pl.name, mode); err != nil {
+		return failed(err)
+	}
+	fd, err := unix.Openat(pl.dir, pl.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Unlinkat(pl.dir, pl.name, unix.AT_REMOVEDIR)
+		return failed(err)
+	}
+	defer unix.Close(fd)
+	undo := func(why error) answer {
+		unix.Unlinkat(fd, "objects", unix.AT_REMOVEDIR)
+		unix.Unlinkat(pl.dir, pl.name, unix.AT_REMOVEDIR)
+		return c.refuse(dir, pl.name, "could not be staged ("+why.Error()+")", unix.EPERM)
+	}
+	if err := unix.Mkdirat(fd, "objects", 0o777); err != nil {
+		return undo(err)
+	}
+	p := dirPath(fd)
+	if !path.IsAbs(p) {
+		return undo(unix.ENAMETOOLONG)
+	}
+	if err := c.sess.StageGit(p, stagingGit); err != nil {
+		return undo(err)
+	}
+	return done
 }

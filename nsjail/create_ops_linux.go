@@ -102,7 +102,7 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 			}
 			pl = next
 		case err == unix.ENOENT && pl.outside && flags&unix.O_CREAT != 0:
-			return errnoAnswer(unix.EACCES)
+			return errnoAnswer(outsideErrno(pl.dir))
 		case err == unix.ENOENT && through && flags&unix.O_CREAT != 0:
 			if protected && pl.name == guard.GitDir && name == guard.GitDir && c.sess.Lazy() {
 				return c.gitFile(t, pl, flags, mode, cloexec)
@@ -453,6 +453,9 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return a
 	}
 	if dir, name, protected := c.protects(pl); protected && name != guard.HeadName {
+		if name == guard.GitDir && pl.name == guard.GitDir && c.sess.Lazy() && !c.inStaged(pl) {
+			return c.newGitDir(pl, dir, mode)
+		}
 		return c.stageDir(pl, dir, name, mode) // a directory named HEAD is no git's HEAD
 	}
 	if err := unix.Mkdirat(pl.dir, pl.opName(), mode); err != nil {
