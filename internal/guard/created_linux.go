@@ -80,6 +80,13 @@ func (s *Session) MayProtect(name string) bool {
 		}
 		// A HEAD is staged where git is guarded (see StagesHead).
 		s.parts[HeadName] = s.gitInForce()
+		// The targets the host follows a protected entry to, and the
+		// directories above them (see linkedName).
+		for _, t := range s.linked {
+			for p := range strings.SplitSeq(relOf(s.rootOf(t), t), "/") {
+				s.parts[p] = true
+			}
+		}
 	}
 	return s.parts[name]
 }
@@ -107,6 +114,9 @@ func (s *Session) Protects(dir, name string) (string, bool) {
 	if root == "" {
 		return "", false
 	}
+	if exact, _ := s.linkedName(path.Join(dir, name)); exact {
+		return name, true // a target the host follows a protected entry to
+	}
 	rel := path.Join(relOf(root, dir), name)
 	for _, n := range s.topsInForce() {
 		if n == rel {
@@ -127,6 +137,9 @@ func (s *Session) HoldsProtected(dir, name string) (string, bool) {
 	root := s.rootOf(dir)
 	if root == "" {
 		return "", false
+	}
+	if _, above := s.linkedName(path.Join(dir, name)); above {
+		return name, true
 	}
 	rel := path.Join(relOf(root, dir), name)
 	for _, n := range s.topsInForce() {

@@ -182,7 +182,7 @@ func Prepare(roots []string, lazy bool) (*Session, error) {
 // force (List minus what the configuration allows); skip are read-only and
 // hidden paths, which need no guard.
 func (s *Session) Start(names, skip []string) error {
-	s.tops = nil
+	s.tops, s.parts = nil, nil
 	if s.lazy {
 		s.startLazy(names, skip)
 		return nil

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -53,9 +54,15 @@ const (
 // every call that writes.
 func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 
-// startLazy is Start for a lazy session: of the roots it looks only at the
-// protected names at the top of each, where a symlink's target, when it
-// lies in a writable root, is then protected like the entry itself.
+// startLazy is Start for a lazy session. Of the roots it looks only at
+// what the host's programs follow out of a protected entry at the top of
+// each, whose target, when it lies in a writable root, is then protected
+// like the entry (linked): a symlink with a protected name
+// (.vscode -> tools/vscode), a symlink inside a protected directory
+// (.claude/settings.json -> ../shared/claude.json), a hook that is a
+// symlink (.git/hooks/pre-commit -> ../../scripts/pre-commit, as husky and
+// pre-commit install them) and the hooks directory the repository's
+// core.hooksPath names. Each is a handful of entries, not the project.
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
 	s.anywhereInForce()
@@ -66,19 +73,87 @@ func (s *Session) startLazy(names, skip []string) {
 	}
 	for _, r := range roots {
 		for _, n := range names {
-			p := path.Join(r, n)
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK || s.skipped(r, p) {
-				continue
+			s.linkTargets(r, path.Join(r, n), roots, n == GitDir)
+		}
+		if s.gitInForce() {
+			s.hooksOf(r, path.Join(r, GitDir), roots)
+		}
+	}
+}
+
+// maxLinked bounds the entries looked at inside one protected directory at
+// the start: a protected directory is a configuration, not a project.
+const maxLinked = 1000
+
+// linkTargets records the targets in a writable root of p, an entry at the
+// top of root r, when it is a symlink, or of the symlinks inside it, when
+// it is a directory (not a git directory's, which hooksOf looks at).
+func (s *Session) linkTargets(r, p string, roots []string, git bool) {
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || s.skipped(r, p) {
+		return
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		if git {
+			return // a git directory elsewhere: staged by its HEAD when written
+		}
+		s.link(p, roots)
+	case unix.S_IFDIR:
+		if git {
+			return
+		}
+		n := 0
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if n++; err != nil || n > maxLinked {
+				return filepath.SkipAll
 			}
-			t, err := filepath.EvalSymlinks(p)
-			if err != nil || !inRoots(t, roots) {
-				continue
+			if d.Type()&fs.ModeSymlink != 0 {
+				s.link(q, roots)
 			}
-			if n == GitDir {
-				continue // a git directory: staged by its HEAD when written
+			return nil
+		})
+	}
+}
+
+// link records the target of symlink p when it lies in a writable root.
+func (s *Session) link(p string, roots []string) {
+	t, err := filepath.EvalSymlinks(p)
+	if err == nil && inRoots(t, roots) && !slices.Contains(s.linked, t) {
+		s.linked = append(s.linked, t)
+	}
+}
+
+// hooksOf records what git at the top of root r runs from the worktree:
+// the targets of symlinks among its hooks, and the directory its
+// core.hooksPath names, with the symlinks there.
+func (s *Session) hooksOf(r, gitdir string, roots []string) {
+	var st unix.Stat_t
+	if unix.Lstat(gitdir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return
+	}
+	s.linkTargets(r, path.Join(gitdir, "hooks"), roots, false)
+	b, err := os.ReadFile(path.Join(gitdir, "config"))
+	if err != nil {
+		return
+	}
+	entries, err := ParseConfig(b)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Key != "core.hookspath" || e.Value == "" {
+			continue
+		}
+		hp := e.Value
+		if !path.IsAbs(hp) {
+			hp = path.Join(r, hp) // relative to the worktree's top, where hooks run
+		}
+		if t, err := filepath.EvalSymlinks(hp); err == nil && inRoots(t, roots) {
+			if !slices.Contains(s.linked, t) {
+				s.linked = append(s.linked, t)
 			}
-			s.linked = append(s.linked, t)
+			s.linkTargets(r, t, roots, false)
 		}
 	}
 }
@@ -444,4 +519,19 @@ func (s *Session) topsInForce() []string {
 		}
 	}
 	return s.tops
+}
+
+// linkedName tells whether p, a name in a writable root, is a target
+// startLazy recorded (exact), or a directory above one: made there, or
+// renamed there, it would take the place the host's program follows.
+func (s *Session) linkedName(p string) (exact, above bool) {
+	for _, t := range s.linked {
+		if t == p {
+			return true, true
+		}
+		if strings.HasPrefix(t, p+"/") {
+			above = true
+		}
+	}
+	return false, above
 }
