@@ -410,6 +410,11 @@ func checkHostRepos(t *testing.T, w *world) {
 			continue
 		}
 		if !assert.Empty(t, problem, "a repository on the host is broken") {
+			// What it holds, for whoever mends it: whose history (k, r: the
+			// loop's commits; s: the clone's), whose origin.
+			out, _ := hostRun(t, w, fmt.Sprintf(`cd %q && tail -n 3 .git/logs/HEAD; echo "origin: $(git config remote.origin.url)"; `+
+				`ls .git .git/refs/heads; find .git/objects -type f | wc -l`, rel))
+			t.Logf("%s holds:\n%s", rel, out)
 			continue
 		}
 		switch rel {
