@@ -283,11 +283,14 @@ func mkFile(t *testing.T, w *world, rel string) {
 	require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
 }
 
-// killScript clones a repository into a new directory, deletes one that
-// existed and clones it again, then commits in a loop in the workspace's
-// repository and the clone, until it is killed.
+// killScript clones a repository into a new directory, fetches into one
+// that existed, then commits in a loop in the workspace's repository and
+// that one, until it is killed. A deletion of the command's own (rm -rf
+// repo) killed halfway leaves what it had deleted, as on the host: the
+// guard's promise is that nothing of its own (a stage, a merge) leaves a
+// repository half-written.
 const killScript = gitEnv + `git clone -q "$DATA/src" fresh
-rm -rf repo; git clone -q "$DATA/src" repo
+git -C repo fetch -q "$DATA/src" && git -C repo branch -f fetched FETCH_HEAD
 i=0; while :; do i=$((i+1)); echo $i > f; git add f && git commit -q -m k$i; git -C repo commit -q --allow-empty -m r$i; done`
 
 // hostRepos lists, relative to the workspace, every directory on the host
