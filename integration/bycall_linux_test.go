@@ -1,0 +1,75 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGuardByCall attacks the protection of entries the host had, now that
+// nothing is bound over them: every way a call can change an existing
+// file is performed by the init, which refuses it for a protected entry,
+// for what the host follows out of one at the top of the workspace (a
+// protected symlink's target, a symlink inside a protected directory, a
+// hook that is a symlink, core.hooksPath), and through a hard link or a
+// descriptor's /proc link. Each probe first changes the host's file
+// without the sandbox; inside, the host's file keeps its content.
+func TestGuardByCall(t *testing.T) {
+	cases := []struct {
+		name, setup, attack, file string
+	}{
+		{"write-open without O_CREAT", `echo '{}' > .mcp.json`,
+			`python3 -c 'import os; f = os.open(".mcp.json", os.O_WRONLY); os.write(f, b"evil")'`, ".mcp.json"},
+		{"truncate", `echo 'export A=1' > .envrc`,
+			`python3 -c 'import os; os.truncate(".envrc", 0); open(".envrc", "a").write("evil")'`, ".envrc"},
+		{"chmod of a hook", `mkdir -p .husky && printf 'evil\n' > .husky/pre-commit`,
+			`chmod +x .husky/pre-commit && test -x .husky/pre-commit && echo evil > /dev/null`, ".husky/pre-commit"},
+		{"a file inside a protected directory", `mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json`,
+			`echo evil > sub/.vscode/tasks.json`, "sub/.vscode/tasks.json"},
+		{"a hard link to a protected file", `echo 'export A=1' > .envrc`,
+			`ln .envrc x && echo evil >> x`, ".envrc"},
+		{"a descriptor reopened by its /proc link", `echo 'export A=1' > .envrc`,
+			`python3 -c 'import os; f = os.open(".envrc", os.O_PATH); open("/proc/self/fd/%d" % f, "a").write("evil")'`, ".envrc"},
+		{"a protected symlink's target", `mkdir -p tools/vscode && echo '{}' > tools/vscode/tasks.json && ln -s tools/vscode .vscode`,
+			`echo evil > tools/vscode/tasks.json`, "tools/vscode/tasks.json"},
+		{"a protected symlink's target replaced", `mkdir -p tools/vscode && echo '{}' > tools/vscode/tasks.json && ln -s tools/vscode .vscode`,
+			`mv tools/vscode tools/old && mkdir tools/x && echo evil > tools/x/tasks.json && mv tools/x tools/vscode`, ".vscode/tasks.json"},
+		{"a symlink inside a protected directory", `mkdir -p shared .claude && echo '{}' > shared/claude.json && ln -s ../shared/claude.json .claude/settings.json`,
+			`echo evil > shared/claude.json`, ".claude/settings.json"},
+		{"a hook that is a symlink", `git init -q && mkdir scripts && printf '#!/bin/sh\n' > scripts/pre-commit && chmod +x scripts/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit`,
+			`echo evil >> scripts/pre-commit`, "scripts/pre-commit"},
+		{"core.hooksPath", `git init -q && mkdir -p tools/hooks && printf '#!/bin/sh\n' > tools/hooks/pre-commit && git config core.hooksPath tools/hooks`,
+			`echo evil >> tools/hooks/pre-commit; echo evil > tools/hooks/post-checkout`, "tools/hooks/pre-commit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			planted := func(boxed bool) bool {
+				w := newWorld(t)
+				hostGit(t, w, c.setup)
+				var r result
+				if boxed {
+					r = w.sandboxed(w.config(), c.attack)
+				} else {
+					r = w.bare(c.attack)
+				}
+				t.Logf("boxed=%v: %s", boxed, r)
+				b, _ := os.ReadFile(filepath.Join(w.ws, c.file))
+				extra, _ := os.ReadFile(filepath.Join(w.ws, "tools/hooks/post-checkout"))
+				if c.name == "chmod of a hook" {
+					fi, err := os.Stat(filepath.Join(w.ws, c.file))
+					require.NoError(t, err)
+					return fi.Mode()&0o111 != 0
+				}
+				return strings.Contains(string(b), "evil") || strings.Contains(string(extra), "evil")
+			}
+			require.True(t, planted(false), "the attack must work without the sandbox")
+			assert.False(t, planted(true), "the sandbox let the command change what the host runs")
+		})
+	}
+}
