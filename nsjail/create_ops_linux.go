@@ -499,6 +499,11 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if a, no := outside(pl); no {
 		return a
 	}
+	if c.sess.BindsObjects() && c.sess.InObjects(dirPath(pl.dir)) {
+		// A FIFO there would hang every later git on the host that
+		// reads the objects (git status in a shell prompt, an editor).
+		return c.refuse(dirPath(pl.dir), pl.name, "a FIFO or socket in git's objects", unix.EPERM)
+	}
 	if a, no := c.unstageable(pl, "a FIFO or socket", unix.EPERM); no {
 		return a
 	}

@@ -2,6 +2,7 @@ package nsjail
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -159,7 +160,7 @@ func runInit() int {
 	cleanUp(&s)
 	// Everything the command left behind is gone by now, so the caller need
 	// not wait for the namespaces to be torn down.
-	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: dropped, Hits: hits,
+	send(conn, reply{Exited: true, Status: uint32(status), Rusage: usage, Fail: lifted, Dropped: summarized(dropped), Hits: hits,
 		Violations: s.listener.report()})
 	return exitCode(status)
 }
@@ -563,4 +564,30 @@ func exitCode(ws unix.WaitStatus) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// maxDropped bounds the lines of what was dropped that the exit reply
+// carries, so that the reply stays within a message whatever the command
+// left (5,000 junk entries in a .git): the rest is counted.
+const maxDropped = 200
+
+// maxDroppedLine bounds one line: a path is at most PATH_MAX.
+const maxDroppedLine = 4 << 10
+
+func summarized(dropped []string) []string {
+	if len(dropped) == 0 {
+		return dropped
+	}
+	out := make([]string, 0, min(len(dropped), maxDropped+1))
+	for i, d := range dropped {
+		if i == maxDropped {
+			out = append(out, fmt.Sprintf("%d more entries, not listed", len(dropped)-maxDropped))
+			break
+		}
+		if len(d) > maxDroppedLine {
+			d = d[:maxDroppedLine] + "..."
+		}
+		out = append(out, d)
+	}
+	return out
 }
