@@ -1,0 +1,52 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A FIFO left in a repository's objects makes every later git on the host
+// that reads them block (a shell prompt's git status, an editor). The
+// command writes objects to the host's directory directly; a FIFO or
+// socket there is refused. Without the sandbox the FIFO is made.
+func TestNoFIFOInObjects(t *testing.T) {
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		initRepo(t, w)
+		// A write first, so the repository is staged.
+		script := `git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x; mkfifo .git/objects/ff`
+		var r result
+		if boxed {
+			r = w.sandboxed(w.config(), gitEnv+script)
+		} else {
+			r = w.bare(gitEnv + script)
+		}
+		_, err := os.Lstat(filepath.Join(w.ws, ".git/objects/ff"))
+		if boxed {
+			assert.ErrorIs(t, err, os.ErrNotExist, "a FIFO landed in the host's objects: %s", r)
+		} else {
+			require.NoError(t, err, "the FIFO must be made without the sandbox: %s", r)
+		}
+	}
+}
+
+// Thousands of junk entries in a .git are dropped and reported, and the
+// report stays bounded: the command's own status still arrives.
+func TestManyDroppedKeepTheStatus(t *testing.T) {
+	w := newWorld(t)
+	initRepo(t, w)
+	r := w.sandboxed(w.config(), `i=0; while [ $i -lt 6000 ]; do : > .git/junk$i; i=$((i+1)); done; exit 3`)
+	assert.Equal(t, 3, r.code, "%s", r)
+	for _, e := range []string{"junk0", "junk5999"} {
+		_, err := os.Stat(filepath.Join(w.ws, ".git", e))
+		assert.ErrorIs(t, err, os.ErrNotExist)
+	}
+	assert.False(t, strings.Contains(r.stderr, "init died"))
+}
