@@ -116,6 +116,7 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 		ReadOnly:  in.ReadOnly,
 		Hidden:    in.Hidden,
 		Protected: in.Protected,
+		Homes:     in.Homes,
 		NetNone:   s.Network == NetworkNone,
 		NetProxy:  s.Network == NetworkAllow && !bare,
 		Direct:    s.DirectSpawn,

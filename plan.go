@@ -55,6 +55,7 @@ func mountInput(s *spec, overlays []mounts.OverlayRoot) mounts.Input {
 		ReadOnly:  s.inDests(s.ReadOnly),
 		Hidden:    s.inDests(s.Hidden),
 		Protected: s.protected(),
+		Homes:     callerHomes(),
 		Overlays:  overlays,
 		TmpSize:   s.Limits.set.TmpSize,
 		Sources:   s.sources(),

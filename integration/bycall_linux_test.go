@@ -73,3 +73,33 @@ func TestGuardByCall(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupNamesUnderAWritableHomeDir: --writable ~/.config or ~/.local
+// makes ~/.config/git/config (fsmonitor) and ~/.local/bin (on PATH)
+// writable roots' content; the names listed for the top of a root are
+// guarded relative to the home too. Without the sandbox the writes land.
+func TestStartupNamesUnderAWritableHomeDir(t *testing.T) {
+	script := `echo '[core] fsmonitor = evil' >> "$H/.config/git/config"; echo evil > "$H/.local/bin/git"; mkdir -p "$H/.config/fish" && echo evil > "$H/.config/fish/config.fish"`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		home := realDir(t)
+		t.Setenv("HOME", home)
+		for _, d := range []string{".config/git", ".local/bin"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(home, ".config/git/config"), []byte("[user]\n"), 0o644))
+		w.vars = append(w.vars, "H="+home)
+		var r result
+		if boxed {
+			cfg := w.config()
+			cfg.WritablePaths = []string{filepath.Join(home, ".config"), filepath.Join(home, ".local")}
+			r = w.sandboxed(cfg, script)
+		} else {
+			r = w.bare(script)
+		}
+		landed := fileHas(filepath.Join(home, ".config/git/config"), "evil") ||
+			fileHas(filepath.Join(home, ".local/bin/git"), "evil") ||
+			fileHas(filepath.Join(home, ".config/fish/config.fish"), "evil")
+		assert.Equal(t, !boxed, landed, "boxed=%v: %s", boxed, r)
+	}
+}

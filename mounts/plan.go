@@ -175,6 +175,10 @@ type Input struct {
 	// each command starts (package internal/guard); the Landlock rung
 	// makes them read-only instead.
 	Protected []string
+	// Homes are the caller's home directories: a name listed for the
+	// top of a root (.config/git, .local/bin) is guarded relative to each
+	// too, where a writable root lies inside one (--writable ~/.config).
+	Homes []string
 	// Overlays are writable roots mounted as overlayfs instead of bound,
 	// so that writes go to a changeset rather than the host.
 	Overlays []OverlayRoot

@@ -280,6 +280,7 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 			return 0, nil, failureOf(LayerMount, "", err)
 		}
 		planted = s.planting
+		planted.SetHomes(s.Paths.Homes)
 		if err := planted.Start(s.Paths.Protected, slices.Concat(s.Paths.ReadOnly, s.Paths.Hidden)); err != nil {
 			planted.Close()
 			return 0, nil, failureOf(LayerProtect, "", err)

@@ -29,6 +29,7 @@ type Options struct {
 	ReadOnly  []string
 	Hidden    []string
 	Protected []string // names relative to each writable root
+	Homes     []string // the caller's homes (mounts.Input.Homes)
 	NetNone   bool
 	// NetProxy gives the sandbox a network namespace with only loopback,
 	// like NetNone, in which the init listens on two TCP ports of
@@ -760,6 +761,7 @@ func (o Options) Input() mounts.Input {
 		ReadOnly:  o.ReadOnly,
 		Hidden:    o.Hidden,
 		Protected: o.Protected,
+		Homes:     o.Homes,
 		Overlays:  o.Overlays,
 		TmpSize:   o.Limits.TmpSize,
 		Sources:   o.Sources,

@@ -117,6 +117,9 @@ func (s *Session) Protects(dir, name string) (string, bool) {
 	if exact, _ := s.linkedName(path.Join(dir, name)); exact {
 		return name, true // a target the host follows a protected entry to
 	}
+	if n, _, exact, _, _ := s.topInHome(path.Join(dir, name)); exact {
+		return n, true // a start-up name of the home's
+	}
 	rel := path.Join(relOf(root, dir), name)
 	for _, n := range s.topsInForce() {
 		if n == rel {
@@ -139,6 +142,9 @@ func (s *Session) HoldsProtected(dir, name string) (string, bool) {
 		return "", false
 	}
 	if _, above := s.linkedName(path.Join(dir, name)); above {
+		return name, true
+	}
+	if _, _, _, above, _ := s.topInHome(path.Join(dir, name)); above {
 		return name, true
 	}
 	rel := path.Join(relOf(root, dir), name)

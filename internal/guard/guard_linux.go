@@ -73,6 +73,7 @@ type Session struct {
 	made    map[identity]bool // under created.mu
 	// gitFiles are the .git files the command made unstaged, for Finish.
 	gitFiles []string
+	homes    []string // see SetHomes
 }
 
 // root is a writable root and a private copy of its mount tree taken before

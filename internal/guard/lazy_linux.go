@@ -192,6 +192,9 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 			return InEntry, t
 		}
 	}
+	if _, e, exact, _, in := s.topInHome(dir); exact || in {
+		return InEntry, e
+	}
 	// The root itself is never staged: New refuses a root git takes for
 	// a repository, and a HEAD the command makes there is staged alone.
 	git := s.gitInForce()
@@ -534,4 +537,38 @@ func (s *Session) linkedName(p string) (exact, above bool) {
 		}
 	}
 	return false, above
+}
+
+// SetHomes gives the caller's home directories: a name listed for the top
+// of a root is guarded relative to each home too, where a writable root
+// lies inside one (--writable ~/.config makes ~/.config/git the global
+// config git on the host reads).
+func (s *Session) SetHomes(homes []string) {
+	if s != nil {
+		s.homes = homes
+	}
+}
+
+// topInHome returns the entry a name listed for the top of a root makes
+// of p, a path in a writable root inside a home, relative to that home:
+// the name listed; exact when p is the entry, above when p is a directory above one, in
+// when p lies inside one.
+func (s *Session) topInHome(p string) (name, entry string, exact, above, in bool) {
+	for _, h := range s.homes {
+		if p == h || !pathtree.Within(p, h) {
+			continue
+		}
+		rel := relOf(h, p)
+		for _, n := range s.topsInForce() {
+			switch {
+			case rel == n:
+				return n, path.Join(h, n), true, true, false
+			case strings.HasPrefix(n, rel+"/"):
+				above = true
+			case strings.HasPrefix(rel, n+"/"):
+				return n, path.Join(h, n), false, false, true
+			}
+		}
+	}
+	return "", "", false, above, false
 }
