@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "e55aadbc7b67c80f"
+const protocolDigest = "b04633811a791d85"
