@@ -50,3 +50,34 @@ func TestManyDroppedKeepTheStatus(t *testing.T) {
 	}
 	assert.False(t, strings.Contains(r.stderr, "init died"))
 }
+
+// Staged content lives in memory until the command exits: all of it
+// together is bounded by the /tmp limit, a new protected directory's and a
+// staged repository's alike. Without the sandbox the writes land whole.
+func TestStagingIsBounded(t *testing.T) {
+	script := gitEnv + `mkdir .vscode && head -c 40M /dev/zero > .vscode/big; git commit -q --allow-empty -m x && head -c 40M /dev/zero > .git/big; true`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		initRepo(t, w)
+		var r result
+		if boxed {
+			cfg := w.config()
+			cfg.Limits.TmpSize = 16 << 20
+			r = w.sandboxed(cfg, script)
+		} else {
+			r = w.bare(script)
+		}
+		if !boxed {
+			fi, err := os.Stat(filepath.Join(w.ws, ".vscode/big"))
+			require.NoError(t, err)
+			require.Equal(t, int64(40<<20), fi.Size())
+			continue
+		}
+		assert.Contains(t, r.stderr, "No space left on device", "%s", r)
+		for _, p := range []string{".vscode/big", ".git/big"} {
+			if fi, err := os.Stat(filepath.Join(w.ws, p)); err == nil {
+				assert.Less(t, fi.Size(), int64(40<<20), p)
+			}
+		}
+	}
+}

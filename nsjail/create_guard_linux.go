@@ -46,7 +46,7 @@ func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) 
 		}
 		return pl, c.refuse(dir, pl.name, "inside the protected entry "+at+" (read-only)", unix.EROFS), false
 	case guard.Git:
-		if err := c.sess.StageGit(at, stagingGit); err != nil {
+		if err := c.sess.StageGit(at, false, stagingGit); err != nil {
 			return pl, c.refuse(dir, pl.name, "in a git directory that could not be staged ("+err.Error()+")", unix.EPERM), false
 		}
 		// The descriptor is the host's directory, under the stage now:
@@ -378,7 +378,7 @@ func (c *creator) newGitDir(pl place, dir string, mode uint32) answer {
 	if !path.IsAbs(p) {
 		return undo(unix.ENAMETOOLONG)
 	}
-	if err := c.sess.StageGit(p, stagingGit); err != nil {
+	if err := c.sess.StageGit(p, true, stagingGit); err != nil {
 		return undo(err)
 	}
 	return done

@@ -779,32 +779,34 @@ func (c *creator) stageDir(pl place, dir, name string, mode uint32) answer {
 	}
 	var st unix.Stat_t
 	unix.Fstat(ph, &st)
+	// A directory of the staging tmpfs, which bounds all staging together
+	// (the /tmp limit), mounted on the placeholder: executable, unlike the
+	// rest of the staging tmpfs (a new .local/bin, .husky).
 	mfd := -1
-	err = mounting(func() error {
-		return retry(func() error {
-			fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
-			if err != nil {
-				return err
-			}
-			defer unix.Close(fsfd)
-			if err := unix.FsconfigSetString(fsfd, "mode", fmt.Sprintf("%o", st.Mode&0o7777)); err != nil {
-				return err
-			}
-			if err := unix.FsconfigCreate(fsfd); err != nil {
-				return err
-			}
-			m, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
-			if err != nil {
-				return err
-			}
-			if err := unix.MoveMount(m, "", ph, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-				unix.Close(m)
-				return err
-			}
-			mfd = m
-			return nil
+	tmpfs := c.sess.StagingTmpfs()
+	c.nfiles++
+	sub := "dir-" + strconv.Itoa(c.nfiles)
+	err = unix.Mkdirat(tmpfs, sub, 0o700)
+	if err == nil {
+		mfd, err = unix.Openat(tmpfs, sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if err == nil {
+		unix.Fchmod(mfd, st.Mode&0o7777)
+		err = mounting(func() error {
+			return retry(func() error {
+				tree, err := unix.OpenTree(tmpfs, sub, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+				if err != nil {
+					return err
+				}
+				defer unix.Close(tree)
+				attr := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_NOEXEC}
+				if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, attr); err != nil {
+					return err
+				}
+				return unix.MoveMount(tree, "", ph, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+			})
 		})
-	})
+	}
 	if err != nil || !c.sess.Staged(ph, mfd, true) {
 		unix.Close(ph)
 		if mfd >= 0 {

@@ -154,6 +154,7 @@ func runInit() int {
 		// Nothing inside runs any more: merge the staged git directories
 		// and hold what was planted.
 		landCreated(planted)
+		planted.Killed(status.Signaled())
 		dropped = planted.Finish()
 		planted.Close()
 	}
@@ -188,7 +189,7 @@ func build(s *setup) *failure {
 	guard.Also(s.Paths.Protected)
 	// Detached mounts are mount namespaces of their own: made before
 	// forbidNamespaces.
-	g, err := guard.Prepare(s.Paths.Writable, len(s.Seccomp) > 0 && canResolve())
+	g, err := guard.Prepare(s.Paths.Writable, len(s.Seccomp) > 0 && canResolve(), s.Paths.TmpSize)
 	if err != nil {
 		return failureOf(LayerProtect, "", err)
 	}

@@ -74,6 +74,7 @@ type Session struct {
 	// gitFiles are the .git files the command made unstaged, for Finish.
 	gitFiles []string
 	homes    []string // see SetHomes
+	killed   bool     // see Killed
 }
 
 // root is a writable root and a private copy of its mount tree taken before
@@ -92,6 +93,10 @@ type stage struct {
 	host   int    // it, opened before the overlay covered it
 	upper  string
 	copied map[string]bool // see copyUnmapped
+	// made: a git directory the command made (git init, git clone),
+	// staged from the start; held rather than merged when the command
+	// was killed, as the repository is then half made.
+	made bool
 }
 
 // settled is how long ago a directory must have changed for the walk at
@@ -136,7 +141,11 @@ func identityOf(st *unix.Stat_t) identity {
 // lazy asks for a session that looks only at what the command touches
 // (see Lazy): the creator performs every call that writes in a root. When
 // it cannot stage, the session walks as without.
-func Prepare(roots []string, lazy bool) (*Session, error) {
+//
+// size bounds what all staging holds together (the stages' upper layers,
+// new protected entries), as the /tmp limit bounds /tmp; zero leaves the
+// kernel's default, half of the host's memory.
+func Prepare(roots []string, lazy bool, size int64) (*Session, error) {
 	ownIDMaps() // for Start's staging, ahead
 	s := &Session{seen: map[identity]bool{}, tmpfs: -1}
 	roots = slices.Clone(roots)
@@ -154,7 +163,7 @@ func Prepare(roots []string, lazy bool) (*Session, error) {
 		s.roots = append(s.roots, root{path: r, clone: fd})
 	}
 	if s.degraded == nil {
-		s.degraded = s.makeTmpfs()
+		s.degraded = s.makeTmpfs(size)
 	}
 	if lazy && s.degraded == nil {
 		s.lazy = true
@@ -597,7 +606,7 @@ func (s *Session) stageAll(dirs []string) error {
 }
 
 // makeTmpfs makes the detached tmpfs the stages' upper layers go to.
-func (s *Session) makeTmpfs() error {
+func (s *Session) makeTmpfs(size int64) error {
 	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("staging tmpfs: %w", err)
@@ -605,6 +614,11 @@ func (s *Session) makeTmpfs() error {
 	defer unix.Close(fsfd)
 	if err := unix.FsconfigSetString(fsfd, "mode", "0700"); err != nil {
 		return fmt.Errorf("staging tmpfs: %w", err)
+	}
+	if size > 0 {
+		if err := unix.FsconfigSetString(fsfd, "size", strconv.FormatInt(size, 10)); err != nil {
+			return fmt.Errorf("staging tmpfs: %w", err)
+		}
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return fmt.Errorf("staging tmpfs: %w", err)
@@ -676,9 +690,18 @@ func (s *Session) Finish() []string {
 	// the merges write: they go on meanwhile, and nothing is held before
 	// the merges are done.
 	merged := make(chan []string, 1)
+	var halfMade []string
+	for _, st := range s.stages {
+		if st.made && s.killed {
+			halfMade = append(halfMade, st.path)
+		}
+	}
 	go func() {
 		var dropped []string
 		for _, st := range s.stages {
+			if st.made && s.killed {
+				continue
+			}
 			dropped = append(dropped, Merge(st.upper, fmt.Sprintf("/proc/self/fd/%d", st.host), st.path, roots, st.copied)...)
 		}
 		merged <- dropped
@@ -698,6 +721,17 @@ func (s *Session) Finish() []string {
 	for i, r := range s.roots {
 		view := fmt.Sprintf("/proc/self/fd/%d", r.clone)
 		h := &holder{root: r.path, view: view, stamp: stamp, roots: roots}
+		for _, p := range halfMade {
+			if s.rootOf(p) != r.path {
+				continue
+			}
+			held, err := h.move(relOf(r.path, p))
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: a repository the command was making when it was killed, left as it is (%v)", p, err))
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: a repository the command was making when it was killed, moved to %s", p, held))
+		}
 		// A repository made inside, its HEAD landed, before a .git file
 		// of a worktree of it is looked at.
 		out = append(out, s.landHeads(h, founds[i])...)
@@ -748,6 +782,14 @@ func (s *Session) walkAtExit(r root, roots, landed []string) []string {
 		}
 	}
 	return found
+}
+
+// Killed records that the command was killed (by a signal) rather than
+// exiting: Finish holds the repositories it was making, half made.
+func (s *Session) Killed(killed bool) {
+	if s != nil {
+		s.killed = killed
+	}
 }
 
 // landedIn returns the entries of landed in root r, relative to it.

@@ -288,7 +288,10 @@ func (s *Session) StagedFile(fd int) bool {
 // Its commondir is staged too when it lies in a writable root. It needs
 // CAP_SYS_ADMIN in the sandbox's namespaces, which mount raises around
 // the mounts.
-func (s *Session) StageGit(d string, mount func(func() error) error) error {
+//
+// made says the command made d, empty, a moment ago (see the creator's
+// newGitDir).
+func (s *Session) StageGit(d string, made bool, mount func(func() error) error) error {
 	var roots []string
 	for _, r := range s.roots {
 		roots = append(roots, r.path)
@@ -309,7 +312,19 @@ func (s *Session) StageGit(d string, mount func(func() error) error) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	return mount(func() error { return s.stageAll(todo) })
+	if err := mount(func() error { return s.stageAll(todo) }); err != nil {
+		return err
+	}
+	if made {
+		s.created.mu.Lock()
+		for i := range s.stages {
+			if s.stages[i].path == d {
+				s.stages[i].made = true
+			}
+		}
+		s.created.mu.Unlock()
+	}
+	return nil
 }
 
 // Stage reports the git directory staged for dir, if any: after StageGit,
