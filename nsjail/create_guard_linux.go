@@ -31,6 +31,10 @@ func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) 
 	if err := unix.Fstat(pl.dir, &st); err != nil {
 		return pl, failed(err), false
 	}
+	key := [2]uint64{st.Dev, st.Ino}
+	if c.plain[key] {
+		return pl, answer{}, true
+	}
 	dir := dirPath(pl.dir)
 	if !slices.ContainsFunc(c.writable, func(w string) bool { return pathtree.Within(dir, w) }) && !c.sess.IsStaged(st.Dev) {
 		// Nothing is made, nor any file but a device written, where
@@ -59,8 +63,23 @@ func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) 
 		}
 		return place{dir: t.keep(fd), name: pl.name, trailing: pl.trailing}, answer{}, true
 	}
+	if kind == guard.Plain {
+		if len(c.plain) >= maxPlain {
+			clear(c.plain)
+		}
+		c.plain[key] = true
+	}
 	return pl, answer{}, true
 }
+
+// maxPlain bounds the directories the creator remembers as plain.
+const maxPlain = 1 << 16
+
+// forgetPlain drops what the creator remembers of plain directories: a
+// rename can move a directory under a protected name or a repository,
+// a removed directory's inode can come back as another, a new refs/ or
+// objects/ can make a directory a repository's common directory.
+func (c *creator) forgetPlain() { clear(c.plain) }
 
 // existingProtected answers a call that changes fd, a file the creator
 // opened at pl for the command, when pl's name is protected and the file is

@@ -56,6 +56,10 @@ type creator struct {
 	// guard's creator makes names and writes files nowhere else, whatever
 	// the mount tree allows (a mount the host made since).
 	writable []string
+	// plain are directories (device and inode) guarded found to hold
+	// nothing of the guard's, inside the writable paths: the next call
+	// there costs no look (see forgetPlain).
+	plain map[[2]uint64]bool
 }
 
 // createsNames reports whether the guard stages what a command creates:
@@ -115,6 +119,7 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 		writable = append(writable, l.Path)
 	}
 	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil, writable: writable,
+		plain: map[[2]uint64]bool{},
 		noSockets: s.Landlock != nil && s.Landlock.NoSockets,
 		umasks:    newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
 }
@@ -210,6 +215,10 @@ func (c *creator) serve(n seccomp.Notification, call seccomp.WriteCall, failing 
 
 func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 	a := t.n.Args
+	switch call.Name {
+	case "rename", "renameat", "renameat2", "rmdir", "unlinkat":
+		c.forgetPlain()
+	}
 	switch call.Name {
 	case "openat2":
 		// Its flags are in memory the command may change after a read:

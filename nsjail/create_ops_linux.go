@@ -461,6 +461,9 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 	if err := unix.Mkdirat(pl.dir, pl.opName(), mode); err != nil {
 		return failed(err)
 	}
+	if pl.name == "refs" || pl.name == "objects" {
+		c.forgetPlain() // its directory may now be a common directory
+	}
 	if c.sess.Lazy() {
 		if fd, err := unix.Openat(pl.dir, pl.name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 			c.sess.Made(fd)
