@@ -36,6 +36,13 @@ func (c *creator) guarded(t *task, pl place, source bool) (place, answer, bool) 
 		return pl, answer{}, true
 	}
 	dir := dirPath(pl.dir)
+	if dir == "" {
+		// Too deep to name (beyond PATH_MAX): where it lies is told by
+		// its mount, and what holds it by nothing but its own name
+		// (guard.Session.Protects with no directory).
+		pl.outside = !c.writableMount(pl.dir) && !c.sess.IsStaged(st.Dev)
+		return pl, answer{}, true
+	}
 	if !slices.ContainsFunc(c.writable, func(w string) bool { return pathtree.Within(dir, w) }) && !c.sess.IsStaged(st.Dev) {
 		// Nothing is made, nor any file but a device written, where
 		// the command's own call could not.
@@ -79,7 +86,10 @@ const maxPlain = 1 << 16
 // rename can move a directory under a protected name or a repository,
 // a removed directory's inode can come back as another, a new refs/ or
 // objects/ can make a directory a repository's common directory.
-func (c *creator) forgetPlain() { clear(c.plain) }
+func (c *creator) forgetPlain() {
+	clear(c.plain)
+	c.sess.ForgetPlain()
+}
 
 // existingProtected answers a call that changes fd, a file the creator
 // opened at pl for the command, when pl's name is protected and the file is
@@ -401,4 +411,31 @@ func (c *creator) newGitDir(pl place, dir string, mode uint32) answer {
 		return undo(err)
 	}
 	return done
+}
+
+// writableMount reports whether directory fd lies on the mount of a
+// writable path (see creator.writable), by its mount id.
+func (c *creator) writableMount(fd int) bool {
+	if c.writableMounts == nil {
+		c.writableMounts = map[uint64]bool{}
+		for _, w := range c.writable {
+			if id, ok := mountID(unix.AT_FDCWD, w); ok {
+				c.writableMounts[id] = true
+			}
+		}
+	}
+	id, ok := mountID(fd, "")
+	return ok && c.writableMounts[id]
+}
+
+func mountID(dir int, p string) (uint64, bool) {
+	var sx unix.Statx_t
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if p == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	if unix.Statx(dir, p, flags, unix.STATX_MNT_ID, &sx) != nil || sx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, false
+	}
+	return sx.Mnt_id, true
 }

@@ -60,6 +60,9 @@ type creator struct {
 	// nothing of the guard's, inside the writable paths: the next call
 	// there costs no look (see forgetPlain).
 	plain map[[2]uint64]bool
+	// writableMounts are the mount ids of the writable paths, for a
+	// directory too deep to name (see writableMount).
+	writableMounts map[uint64]bool
 }
 
 // createsNames reports whether the guard stages what a command creates:

@@ -453,7 +453,7 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return a
 	}
 	if dir, name, protected := c.protects(pl); protected && name != guard.HeadName {
-		if name == guard.GitDir && pl.name == guard.GitDir && c.sess.Lazy() && !c.inStaged(pl) {
+		if name == guard.GitDir && pl.name == guard.GitDir && c.sess.Lazy() && dir != "" && !c.inStaged(pl) {
 			return c.newGitDir(pl, dir, mode)
 		}
 		return c.stageDir(pl, dir, name, mode) // a directory named HEAD is no git's HEAD

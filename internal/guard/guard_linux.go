@@ -75,6 +75,9 @@ type Session struct {
 	gitFiles []string
 	homes    []string // see SetHomes
 	killed   bool     // see Killed
+	// notGit are directories Within found to be no git directory, by
+	// path, until ForgetPlain: the listener's alone.
+	notGit map[string]bool
 }
 
 // root is a writable root and a private copy of its mount tree taken before

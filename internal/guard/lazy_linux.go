@@ -65,6 +65,7 @@ func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 // core.hooksPath names. Each is a handful of entries, not the project.
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
+	s.notGit = map[string]bool{}
 	s.anywhereInForce()
 	s.topsInForce()
 	var roots []string
@@ -210,12 +211,26 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 			}
 			return InEntry, at
 		}
-		if git && s.headAt(at) {
-			return Git, at
+		if git && !s.notGit[at] {
+			if s.headAt(at) {
+				return Git, at
+			}
+			if len(s.notGit) >= maxNotGit {
+				clear(s.notGit)
+			}
+			s.notGit[at] = true
 		}
 	}
 	return Plain, ""
 }
+
+// maxNotGit bounds the directories Within remembers are no git directory.
+const maxNotGit = 1 << 16
+
+// ForgetPlain drops what Within remembers of directories that are no git
+// directory: after a rename, an rmdir or a new refs/ or objects/ (see the
+// creator's forgetPlain).
+func (s *Session) ForgetPlain() { clear(s.notGit) }
 
 // headAt reports whether git may take dir, a directory in a writable root,
 // for a git directory: by its HEAD (see headOf), or as the common
