@@ -122,7 +122,7 @@ func newCreator(s *setup, planted *guard.Session) *creator {
 		writable = append(writable, l.Path)
 	}
 	return &creator{sess: planted, listener: -1, root: root, landlock: s.Landlock != nil, writable: writable,
-		plain: map[[2]uint64]bool{},
+		plain:     map[[2]uint64]bool{},
 		noSockets: s.Landlock != nil && s.Landlock.NoSockets,
 		umasks:    newUmasks(), umask: -1, procDevs: map[uint64]bool{}}
 }
