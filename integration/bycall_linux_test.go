@@ -103,3 +103,22 @@ func TestStartupNamesUnderAWritableHomeDir(t *testing.T) {
 		assert.Equal(t, !boxed, landed, "boxed=%v: %s", boxed, r)
 	}
 }
+
+// An open with O_TMPFILE asks to write but makes no name: it works in a
+// writable directory, and in a protected one it is refused like any write.
+func TestTmpfileOpens(t *testing.T) {
+	w := newWorld(t)
+	hostGit(t, w, `mkdir -p .vscode`)
+	r := w.sandboxed(w.config(), `python3 -c '
+import os
+os.write(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600), b"x")
+print("workspace ok")
+try:
+    os.open(".vscode", os.O_TMPFILE | os.O_WRONLY, 0o600)
+    print("vscode opened")
+except OSError as e:
+    print("vscode", e.errno)
+'`)
+	assert.Contains(t, r.stdout, "workspace ok", "%s", r)
+	assert.Contains(t, r.stdout, "vscode 30", "%s", r)
+}

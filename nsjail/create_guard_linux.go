@@ -439,3 +439,33 @@ func mountID(dir int, p string) (uint64, bool) {
 	}
 	return sx.Mnt_id, true
 }
+
+// openTmpfile is an open with O_TMPFILE, which makes a file with no name
+// in the directory pl names (a name comes only with linkat, which stops
+// here too): guarded as any call that writes in that directory.
+func (c *creator) openTmpfile(t *task, pl place, flags int, mode uint32) answer {
+	if errno := t.asCommand(); errno != 0 {
+		return errnoAnswer(errno)
+	}
+	if !t.valid() {
+		return gone
+	}
+	d, err := unix.Openat(pl.dir, pl.opName(), unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return failed(err)
+	}
+	in := place{dir: t.keep(d), name: "."}
+	var a answer
+	var ok bool
+	if in, a, ok = c.guarded(t, in, false); !ok {
+		return a
+	}
+	if a, no := outside(in); no {
+		return a
+	}
+	fd, err := unix.Openat(in.dir, ".", flags|unix.O_CLOEXEC, mode)
+	if err != nil {
+		return failed(err)
+	}
+	return answer{file: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+}

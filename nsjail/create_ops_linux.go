@@ -37,6 +37,9 @@ func (c *creator) open(t *task, dirfd int32, addr, flags64, mode64 uint64) answe
 	if errno != 0 {
 		return errnoAnswer(errno)
 	}
+	if flags&unix.O_TMPFILE == unix.O_TMPFILE {
+		return c.openTmpfile(t, pl, flags, mode)
+	}
 	if pl.trailing || pl.name == "." || pl.name == ".." {
 		return errnoAnswer(unix.EISDIR)
 	}
