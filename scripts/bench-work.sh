@@ -19,7 +19,7 @@
 # missing), as agents run, with HOME beside the workspaces. The fixtures
 # lie under /var/tmp: bubblewrap's /tmp and corral's are private.
 #
-# Environment: WORK_RUNS runs per workload and mode (default 5),
+# Environment: WORK_RUNS runs per workload and mode (default 3),
 # WORK_WARMUP warm-up runs each (default 1), WORKLOADS the workloads to run
 # (default all: extract clone commit venv files go npm), SWEEP_RUNS runs
 # per size of `corral run` and spawns per `corral bench` (default 100),
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 corral=${1:-bin/corral}
-work_runs=${WORK_RUNS:-5}
+work_runs=${WORK_RUNS:-3}
 work_warmup=${WORK_WARMUP:-1}
 workloads=${WORKLOADS:-extract clone commit venv files go npm}
 sweep_runs=${SWEEP_RUNS:-100}
@@ -46,6 +46,7 @@ python=/usr/bin/python3
 
 dir=$(mktemp -d /var/tmp/corral-bench-work.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM HUP
 chmod 755 "$dir"
 cp "$corral" "$dir/corral"
 # corral-init beside corral: the small binary its sandboxes run their init
