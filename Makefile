@@ -76,6 +76,7 @@ bench: build
 	@scripts/deps.sh test bench
 	@scripts/bench.sh $(CORRAL) $(BIN)/heavy-caller
 	@scripts/bench-git.sh
+	@scripts/bench-work.sh $(CORRAL)
 	@scripts/bench-egress.sh
 	@scripts/bench-srt.sh
 	@scripts/bench-report.sh

@@ -16,6 +16,9 @@ type Result struct {
 	DirectSpawn     bool  `json:"direct_spawn"`
 	// Helper is the binary that ran the inits, when not this one.
 	Helper string `json:"helper,omitempty"`
+	// Workspace is the workspace given (Options.Workspace); empty for a
+	// fresh empty one.
+	Workspace string `json:"workspace,omitempty"`
 
 	P50us  int64   `json:"p50_us"`
 	P90us  int64   `json:"p90_us"`
@@ -63,8 +66,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.DirectSpawn {
 		spawn = "direct clone"
 	}
-	fmt.Fprintf(w, "corral bench: %d runs of /bin/true, parallel %d, parent heap %s, %s\n",
-		r.Runs, r.Parallel, FormatSize(r.ParentHeapBytes), spawn)
+	ws := ""
+	if r.Workspace != "" {
+		ws = ", workspace " + r.Workspace
+	}
+	fmt.Fprintf(w, "corral bench: %d runs of /bin/true, parallel %d, parent heap %s, %s%s\n",
+		r.Runs, r.Parallel, FormatSize(r.ParentHeapBytes), spawn, ws)
 	row := "%-14s%9s%9s%9s%11s\n"
 	fmt.Fprintf(w, row, "", "p50 µs", "p90 µs", "p99 µs", "spawns/s")
 	fmt.Fprintf(w, row, "corral", itoa(r.P50us), itoa(r.P90us), itoa(r.P99us), ftoa(r.PerSec, 1))

@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // measure runs the three phases: latency, throughput, init memory.
 func measure(ctx context.Context, o Options, sb *sandbox, bw spawner) (*Result, error) {
-	r := &Result{Runs: o.Runs, Parallel: o.Parallel, ParentHeapBytes: o.ParentHeap, DirectSpawn: o.DirectSpawn, Helper: o.Helper}
+	r := &Result{Runs: o.Runs, Parallel: o.Parallel, ParentHeapBytes: o.ParentHeap, DirectSpawn: o.DirectSpawn, Helper: o.Helper, Workspace: o.Workspace}
 	ours, theirs, err := latencies(ctx, o.Runs, sb, bw)
 	if err != nil {
 		return nil, err

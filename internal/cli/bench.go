@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -20,12 +23,13 @@ type benchFlags struct {
 	vsMCP      bool
 	json       bool
 	direct     bool
+	workspace  string
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--runs N] [--parent-heap SIZE] [--parallel P] [--vs-bwrap] [--json]",
+		Use:   "bench [--runs N] [--parent-heap SIZE] [--parallel P] [--vs-bwrap] [--workspace DIR] [--json]",
 		Short: "Measure how fast sandboxes spawn from inside this process",
 		Long: `Spawn N sandboxed /bin/true through the library, as an agent linking it
 would, and report latency percentiles in microseconds, spawns per second
@@ -40,6 +44,11 @@ server of 'corral mcp' (corral-mcp beside corral, started with the
 workspace and spoken to over stdio, as an agent's client does), from the
 client's request to the result, alternating with library spawns, and
 reports its p50 over theirs.
+
+--workspace spawns in sandboxes whose workspace is DIR (an existing
+directory, left as it is) instead of an empty temporary directory, to show
+what the size and shape of a project cost each spawn; bubblewrap (with
+--vs-bwrap) binds the same directory.
 
 Exit status: 0 measured; 2 bad flag value; 125 the sandbox could not be
 built; 1 anything else (for example bwrap missing).`,
@@ -60,6 +69,7 @@ built; 1 anything else (for example bwrap missing).`,
 	fl.BoolVar(&f.vsMCP, "vs-mcp", false, "also time a shell call of true through the MCP server (corral mcp), alternating with library spawns")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.direct, "direct", false, "clone sandboxes from this process (Config.DirectSpawn), as the CLI does")
+	fl.StringVar(&f.workspace, "workspace", "", "spawn with the existing directory `DIR` as the workspace (default: an empty temporary one)")
 	return cmd
 }
 
@@ -78,10 +88,14 @@ func (f *benchFlags) options() (bench.Options, error) {
 	if err := bench.CheckHeap(heap); err != nil {
 		return bench.Options{}, usageError("--parent-heap %s: %v", f.parentHeap, err)
 	}
+	ws, err := benchWorkspace(f.workspace)
+	if err != nil {
+		return bench.Options{}, err
+	}
 	// The inits run from corral-init beside corral when it is there, as
 	// for corral run and corral mcp.
 	helper := withInitHelper(corral.Config{}).Helper
-	o := bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, VsMCP: f.vsMCP, DirectSpawn: f.direct, Helper: helper}
+	o := bench.Options{Runs: f.runs, Parallel: f.parallel, ParentHeap: heap, VsBwrap: f.vsBwrap, VsMCP: f.vsMCP, DirectSpawn: f.direct, Helper: helper, Workspace: ws}
 	if f.vsMCP {
 		// The server as an agent runs it: corral-mcp beside corral,
 		// started over stdio.
@@ -90,6 +104,28 @@ func (f *benchFlags) options() (bench.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// benchWorkspace checks --workspace: empty, or an existing directory,
+// returned absolute.
+func benchWorkspace(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageError("--workspace %s: %v", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usageError("--workspace %s: no such directory", dir)
+	case err != nil:
+		return "", usageError("--workspace %s: %v", dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return "", usageError("--workspace %s: not a directory", dir)
+	}
+	return abs, nil
 }
 
 func runBench(ctx context.Context, w io.Writer, o bench.Options, asJSON bool) error {

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +27,8 @@ func TestBenchBadFlags(t *testing.T) {
 		{"heap negative", []string{"--parent-heap", "-1GiB"}, `--parent-heap: size "-1GiB"`},
 		{"heap beyond memory", []string{"--parent-heap", "64TiB"}, "--parent-heap 64TiB: more than the"},
 		{"stray argument", []string{"now"}, "unknown command"},
+		{"workspace missing", []string{"--workspace", "/no/such/dir"}, "--workspace /no/such/dir: no such directory"},
+		{"workspace a file", []string{"--workspace", "/etc/hostname"}, "--workspace /etc/hostname: not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := cli(t, t.TempDir(), append([]string{"bench"}, tc.args...)...)
@@ -54,6 +58,28 @@ func TestBenchTable(t *testing.T) {
 	assert.Contains(t, stdout, "corral bench: 3 runs of /bin/true, parallel 2, parent heap 0 B, direct clone\n")
 	assert.Regexp(t, `(?m)^corral +\d+ +\d+ +\d+ +\d+\.\d$`, stdout)
 	assert.Regexp(t, `(?m)^init peak RSS +\d+ KiB$`, stdout)
+}
+
+func TestBenchWorkspace(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "node_modules", "a"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "node_modules", "a", "index.js"), []byte("x\n"), 0o644))
+	stdout, stderr, code := cli(t, t.TempDir(), "bench", "--runs", "3", "--workspace", ws)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, ", workspace "+ws+"\n")
+	assert.Regexp(t, `(?m)^corral +\d+ +\d+ +\d+ +\d+\.\d$`, stdout)
+	// The workspace is the caller's: left in place with what it held.
+	b, err := os.ReadFile(filepath.Join(ws, "node_modules", "a", "index.js"))
+	require.NoError(t, err)
+	assert.Equal(t, "x\n", string(b))
+
+	// A relative DIR is taken from the current directory.
+	stdout, stderr, code = cli(t, filepath.Dir(ws), "bench", "--runs", "1", "--json", "--workspace", filepath.Base(ws))
+	require.Equal(t, 0, code, stderr)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &m), stdout)
+	assert.Equal(t, ws, m["workspace"])
 }
 
 func TestBenchWithoutBwrap(t *testing.T) {
