@@ -30,6 +30,8 @@ func TestGuardByCall(t *testing.T) {
 			`python3 -c 'import os; os.truncate(".envrc", 0); open(".envrc", "a").write("evil")'`, ".envrc"},
 		{"chmod of a hook", `mkdir -p .husky && printf 'evil\n' > .husky/pre-commit`,
 			`chmod +x .husky/pre-commit && test -x .husky/pre-commit && echo evil > /dev/null`, ".husky/pre-commit"},
+		{"fchmod of a script on PATH", `mkdir -p .local/bin && printf 'echo evil\n' > .local/bin/x`,
+			`python3 -c 'import os; os.fchmod(os.open(".local/bin/x", os.O_RDONLY), 0o755)'`, ".local/bin/x"},
 		{"a file inside a protected directory", `mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json`,
 			`echo evil > sub/.vscode/tasks.json`, "sub/.vscode/tasks.json"},
 		{"a hard link to a protected file", `echo 'export A=1' > .envrc`,
@@ -61,7 +63,7 @@ func TestGuardByCall(t *testing.T) {
 				t.Logf("boxed=%v: %s", boxed, r)
 				b, _ := os.ReadFile(filepath.Join(w.ws, c.file))
 				extra, _ := os.ReadFile(filepath.Join(w.ws, "tools/hooks/post-checkout"))
-				if c.name == "chmod of a hook" {
+				if strings.Contains(c.name, "chmod") {
 					fi, err := os.Stat(filepath.Join(w.ws, c.file))
 					require.NoError(t, err)
 					return fi.Mode()&0o111 != 0

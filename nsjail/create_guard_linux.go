@@ -185,11 +185,7 @@ func (c *creator) chmod(t *task, dirfd int32, addr, mode64 uint64, flags int) an
 		if flags&unix.AT_EMPTY_PATH == 0 {
 			return errnoAnswer(unix.ENOENT)
 		}
-		fd, _, errno := t.base(dirfd, "")
-		if errno != 0 {
-			return errnoAnswer(errno)
-		}
-		return c.chmodFile(t, fd, mode)
+		return c.fchmod(t, dirfd, mode64)
 	}
 	pl, errno := t.locate(dirfd, p)
 	if errno != 0 {
@@ -468,4 +464,21 @@ func (c *creator) openTmpfile(t *task, pl place, flags int, mode uint32) answer 
 		return failed(err)
 	}
 	return answer{file: fd, cloexec: flags&unix.O_CLOEXEC != 0}
+}
+
+// fchmod is fchmod(2), and fchmodat with AT_EMPTY_PATH: the command's
+// descriptor, guarded by the path of what it names (reopenGuarded), then
+// changed. A mode is what makes a hook or a script on PATH run.
+func (c *creator) fchmod(t *task, fd int32, mode64 uint64) answer {
+	f, _, errno := t.base(fd, "")
+	if errno != 0 {
+		return errnoAnswer(errno)
+	}
+	if !t.valid() {
+		return gone
+	}
+	if a, refused := c.reopenGuarded(f); refused {
+		return a
+	}
+	return c.chmodFile(t, f, uint32(mode64)&0o7777)
 }

@@ -264,6 +264,8 @@ func (c *creator) perform(t *task, call seccomp.WriteCall) answer {
 		return c.chmod(t, int32(a[0]), a[1], a[2], 0)
 	case "fchmodat2":
 		return c.chmod(t, int32(a[0]), a[1], a[2], int(a[3]))
+	case "fchmod":
+		return c.fchmod(t, int32(a[0]), a[1])
 	case "rmdir":
 		return c.rmdir(t, unix.AT_FDCWD, a[0])
 	case "unlinkat":

@@ -114,7 +114,7 @@ func CreatesNames(name string) bool { return createNames[name] }
 // existing files performs or looks at: truncate and the chmods change a
 // file in place (an open that writes is among CreateCalls' opens), and
 // removing a directory may remove one the listener mounted.
-var guardNames = map[string]bool{"truncate": true, "chmod": true, "fchmodat": true, "fchmodat2": true,
+var guardNames = map[string]bool{"truncate": true, "chmod": true, "fchmodat": true, "fchmodat2": true, "fchmod": true,
 	"rmdir": true, "unlinkat": true}
 
 // GuardCalls are CreateCalls with truncate, the chmods, rmdir and

@@ -48,6 +48,7 @@ var writeCalls = map[uint32]WriteCall{
 	unix.SYS_SYMLINKAT: {"symlinkat", []PathArg{{1, 2}}, -1},
 	unix.SYS_TRUNCATE:  {"truncate", []PathArg{{-1, 0}}, -1},
 	unix.SYS_FCHMODAT:  {"fchmodat", []PathArg{{0, 1}}, -1},
+	unix.SYS_FCHMOD:    {"fchmod", nil, -1},
 	unix.SYS_FCHOWNAT:  {"fchownat", []PathArg{{0, 1}}, -1},
 	sysFchmodat2:       {"fchmodat2", []PathArg{{0, 1}}, -1},
 }
