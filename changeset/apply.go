@@ -22,6 +22,15 @@ type ApplyOptions struct {
 	// ones are checked for conflicts. A change picked beneath a directory
 	// that is new needs that directory picked too.
 	Select func(Change) bool
+	// AllowPlanting names protected entries applied as they are: a name
+	// of the guard's list ("NAME") or an entry's path in its root, as
+	// corral.Config.AllowPlanting leaves them writable to commands. Empty
+	// by default: every protected entry is guarded (see "Protected entries"
+	// in the package documentation).
+	AllowPlanting []string
+	// Protect names entries protected besides the guard's list, as
+	// corral.Config.Protect does.
+	Protect []string
 }
 
 // Result reports what Apply did.
@@ -34,6 +43,15 @@ type Result struct {
 	Skipped []Change
 	// Discarded are the changes ApplyOptions.Select left out.
 	Discarded []Change
+	// Guarded are the changes to protected entries, not applied as they
+	// are: held, kept out, or merged through git's allowlist.
+	Guarded []Change
+	// Held says, one line each, which protected entries were held and
+	// where, and which of their deletions were not applied.
+	Held []string
+	// Dropped says, one line each, what the merge of a git directory left
+	// out and why.
+	Dropped []string
 }
 
 // Apply writes the changes to the real directories (see "Applying" in the
@@ -74,6 +92,7 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 	}
 	// Every root is checked before any is touched, so that a conflict in
 	// one keeps the others as they are too.
+	stamp := heldStamp()
 	plans := make([]*rootPlan, 0, len(c.roots))
 	defer func() {
 		for _, p := range plans {
@@ -82,7 +101,7 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 	}()
 	var conflicts []Conflict
 	for _, r := range c.roots {
-		p, err := r.plan(changesOf(changes, r.Path))
+		p, err := r.plan(changesOf(changes, r.Path), opts, stamp)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +112,7 @@ func (c *Changeset) apply(opts ApplyOptions) (*Result, error) {
 		return nil, &ConflictError{Conflicts: conflicts}
 	}
 	for _, p := range plans {
-		if err := p.apply(res); err != nil {
+		if err := p.apply(res, c.RootPaths()); err != nil {
 			return res, err
 		}
 	}
@@ -116,11 +135,12 @@ type rootPlan struct {
 	dir       *deepRoot // the real directory
 	base      baseline
 	changes   []Change
+	guarded   *guarded
 	conflicts []Conflict
 	done      map[string]bool // paths that hold their new state already
 }
 
-func (r Root) plan(changes []Change) (*rootPlan, error) {
+func (r Root) plan(changes []Change, opts ApplyOptions, stamp string) (*rootPlan, error) {
 	base, err := r.loadBaseline()
 	if err != nil {
 		return nil, err
@@ -138,24 +158,40 @@ func (r Root) plan(changes []Change) (*rootPlan, error) {
 	for i := range conflicts {
 		conflicts[i].Root = r.Path
 	}
-	return &rootPlan{r: r, dir: dir, base: base, changes: changes, conflicts: conflicts, done: done}, nil
+	g := guardChanges(r.Path, changes, opts, stamp, r.mergeable)
+	return &rootPlan{r: r, dir: dir, base: base, changes: changes, guarded: g, conflicts: conflicts, done: done}, nil
 }
 
 // apply writes the root's changes, then starts it afresh over the new
-// originals.
-func (p *rootPlan) apply(res *Result) error {
+// originals: those outside protected entries as they are, the held ones
+// under HeldDir, then each changed git directory through the allowlist.
+func (p *rootPlan) apply(res *Result, roots []string) error {
+	g := p.guarded
 	a := &applier{root: p.dir, upper: p.r.Upper, done: p.done, res: res}
 	start := len(res.Applied)
-	if err := a.run(p.changes); err != nil {
+	if err := a.run(g.plain); err != nil {
 		return err
 	}
-	return p.r.settle(p.dir, p.base, res.Applied[start:])
+	if len(g.held) > 0 {
+		h := &applier{root: p.dir, upper: p.r.Upper, src: g.src, done: map[string]bool{}, res: &Result{}}
+		if err := h.hold(g.held); err != nil {
+			return err
+		}
+	}
+	res.Guarded = append(res.Guarded, g.guarded...)
+	res.Held = append(res.Held, g.lines...)
+	for _, d := range g.gitDirs {
+		res.Dropped = append(res.Dropped, p.mergeGitDir(d, roots)...)
+	}
+	touched := slices.Concat(res.Applied[start:], g.held)
+	return p.r.settle(p.dir, p.base, touched)
 }
 
 // applier writes changes through an os.Root of the real directory.
 type applier struct {
 	root  *deepRoot
 	upper string
+	src   map[string]string // a held path's path in upper
 	done  map[string]bool
 	res   *Result
 }
@@ -258,7 +294,11 @@ func (a *applier) replace(ch Change, make func(tmp string) error) error {
 }
 
 func (a *applier) copyFile(ch Change, tmp string) error {
-	src, err := openFile(filepath.Join(a.upper, filepath.FromSlash(ch.Path)))
+	from := ch.Path
+	if p, ok := a.src[ch.Path]; ok {
+		from = p
+	}
+	src, err := openFile(filepath.Join(a.upper, filepath.FromSlash(from)))
 	if err != nil {
 		return err
 	}
