@@ -66,10 +66,11 @@ func newChangesDiffCmd() *cobra.Command {
 		Short: "Print a unified diff of the changes against the originals",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := openChangeset(args[0])
+			cs, changes, err := openAndList(args[0])
 			if err != nil {
 				return err
 			}
+			printProtectedChanges(cmd.ErrOrStderr(), cs.RootPaths(), changes)
 			return failure(cs.Diff(cmd.OutOrStdout()))
 		},
 	}
@@ -82,8 +83,12 @@ func newChangesApplyCmd() *cobra.Command {
 		Short: "Apply the changes to the real directories",
 		Long: `Apply the changes to the real directories, file by file, each replaced
 atomically. Nothing is applied, in any directory, when an original changed on
-the host since the changeset began, unless --force. The changeset stays,
-empty, for further runs.`,
+the host since the changeset began, unless --force. Changes to protected
+entries (git's hooks and config, editors' tasks, .envrc: see 'corral
+profile') do not land as they are: a git directory's go through the same
+allowlist as a command's, any other is held under .corral-held/ in its
+directory; each is reported on standard error. The changeset stays, empty,
+for further runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := openChangeset(args[0])
@@ -98,6 +103,7 @@ empty, for further runs.`,
 			}
 			if res != nil {
 				printApplied(cmd.OutOrStdout(), cs, res)
+				printGuarded(cmd.ErrOrStderr(), res)
 			}
 			return failure(err)
 		},

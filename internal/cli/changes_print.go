@@ -13,8 +13,48 @@ import (
 // sandboxed command and are quoted (changeset.Quote), so each change is
 // one line whatever its name.
 func printChanges(w io.Writer, roots []string, changes []changeset.Change, indent string) {
-	byRoot(w, roots, indent, changes, func(ch changeset.Change) string { return ch.Root },
-		func(ch changeset.Change) string { return ch.String() + sizeNote(ch) + flags(ch) })
+	byRoot(w, roots, indent, protectedFirst(changes), func(ch changeset.Change) string { return ch.Root },
+		func(ch changeset.Change) string { return mark(ch) + ch.String() + sizeNote(ch) + flags(ch) })
+}
+
+// protectedFirst puts the changes to protected entries (names that make a
+// program on the host run code: git's hooks, an editor's tasks) before the
+// others, each group in its order: they are what a reviewer reads first.
+func protectedFirst(changes []changeset.Change) []changeset.Change {
+	out := make([]changeset.Change, 0, len(changes))
+	for _, first := range []bool{true, false} {
+		for _, ch := range changes {
+			if _, ok := changeset.Protected(ch.Path); ok == first {
+				out = append(out, ch)
+			}
+		}
+	}
+	return out
+}
+
+// mark is "! " before a change to a protected entry.
+func mark(ch changeset.Change) string {
+	if _, ok := changeset.Protected(ch.Path); ok {
+		return "! "
+	}
+	return ""
+}
+
+// printProtectedChanges writes a line per change to a protected entry, saying
+// which program runs code from it and that apply does not land it as is.
+func printProtectedChanges(w io.Writer, roots []string, changes []changeset.Change) {
+	var prot []changeset.Change
+	for _, ch := range changes {
+		if _, ok := changeset.Protected(ch.Path); ok {
+			prot = append(prot, ch)
+		}
+	}
+	if len(prot) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "corral: %d change(s) to protected entries, held or merged through git's allowlist on apply:\n", len(prot))
+	byRoot(w, roots, "  ", prot, func(ch changeset.Change) string { return ch.Root },
+		func(ch changeset.Change) string { return "! " + ch.String() })
 }
 
 // flags marks a change that makes a file executable, and a file whose
@@ -29,6 +69,9 @@ func flags(ch changeset.Change) string {
 	}
 	if ch.Unprintable {
 		f = append(f, "control characters")
+	}
+	if pr, ok := changeset.Protected(ch.Path); ok {
+		f = append(f, "protected: "+pr.What)
 	}
 	if len(f) == 0 {
 		return ""
@@ -122,5 +165,16 @@ func printApplied(w io.Writer, cs *changeset.Changeset, res *changeset.Result) {
 	if len(res.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped %d special file(s) (sockets, fifos, devices):\n", len(res.Skipped))
 		printChanges(w, cs.RootPaths(), res.Skipped, "  ")
+	}
+}
+
+// printGuarded writes what apply did with the changes to protected
+// entries, one line each, as `corral run` reports what its guard dropped.
+func printGuarded(w io.Writer, res *changeset.Result) {
+	for _, l := range res.Held {
+		fmt.Fprintf(w, "corral: held %s\n", changeset.VisibleLine(l))
+	}
+	for _, l := range res.Dropped {
+		fmt.Fprintf(w, "corral: dropped %s\n", changeset.VisibleLine(l))
 	}
 }

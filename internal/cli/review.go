@@ -97,6 +97,7 @@ func reviewApply(out io.Writer, cs *changeset.Changeset) (bool, error) {
 		return true, err
 	}
 	printApplied(out, cs, res)
+	printGuarded(out, res)
 	return true, cs.Discard()
 }
 
