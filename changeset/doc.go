@@ -77,6 +77,16 @@
 // file by file, and discards the others with the rest of the upper
 // directory.
 //
+// # Protected entries
+//
+// Apply guards the names that make a program on the host run code as a
+// sandboxed command's guard does ([Protected]): a changed git directory
+// lands through the guard's allowlist (refs, objects, allowed config keys;
+// no hooks, no fsmonitor), any other protected entry is written under
+// .corral-held/TIME/held-PATH in its root instead of its place, and a
+// deletion in one is not applied. [Result] says what was held and dropped;
+// [ApplyOptions].AllowPlanting lets named entries land as they are.
+//
 // # Export
 //
 // [Changeset.Export] writes the changes as a tar archive in the layer format
