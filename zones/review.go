@@ -23,6 +23,11 @@ type Reviewed struct {
 	// Blocked were refused by the zone's policy, without asking: deletions
 	// in a zone whose deletes are blocked. Discarded too.
 	Blocked []Request `json:"blocked"`
+	// Guarded says, one line each, what approved changes to protected
+	// entries became instead of landing as they are: held under
+	// .corral-held, or left out of a git directory's merge (see
+	// changeset.Result). Those changes are among Applied too.
+	Guarded []string `json:"guarded,omitempty"`
 }
 
 // maxReviewDiff bounds the files shown as a diff; larger ones show their
@@ -84,10 +89,11 @@ func (a *Access) Review(ctx context.Context, cs *changeset.Changeset, ap Approve
 		}
 		ok[ch.RealPath()] = a.dirVerdict(ctx, ap, ch, req, ok, rv)
 	}
-	_, err = cs.Apply(changeset.ApplyOptions{Select: func(ch changeset.Change) bool { return ok[ch.RealPath()] }})
+	res, err := cs.Apply(changeset.ApplyOptions{Select: func(ch changeset.Change) bool { return ok[ch.RealPath()] }})
 	if err != nil {
 		return nil, a.conflict(err, rv)
 	}
+	rv.Guarded = append(slices.Clone(res.Held), res.Dropped...)
 	return rv, nil
 }
 
