@@ -158,7 +158,7 @@ func (r Root) plan(changes []Change, opts ApplyOptions, stamp string) (*rootPlan
 	for i := range conflicts {
 		conflicts[i].Root = r.Path
 	}
-	g := guardChanges(r.Path, changes, opts, stamp, r.mergeable)
+	g := guardChanges(r.Path, r.Upper, changes, opts, stamp, r.mergeable)
 	return &rootPlan{r: r, dir: dir, base: base, changes: changes, guarded: g, conflicts: conflicts, done: done}, nil
 }
 

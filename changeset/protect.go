@@ -41,6 +41,9 @@ func protectedIn(p string, extra []string, memo map[string]Protection) (Protecti
 	if p == "." || p == "" {
 		return Protection{}, false
 	}
+	if pr, ok := memo[p]; ok && pr.Path != "" {
+		return pr, true
+	}
 	dir := path.Dir(p)
 	if pr, ok := memo[dir]; ok {
 		if pr.Path != "" {
@@ -105,10 +108,13 @@ func heldStamp() string { return time.Now().UTC().Format("20060102T150405.000000
 // does with each (see guarded). upperGit reports whether the upper
 // directory holds the git directory at a path as a directory that can be
 // merged over the host's.
-func guardChanges(root string, changes []Change, opts ApplyOptions, stamp string, mergeable func(string) bool) *guarded {
+func guardChanges(root, upper string, changes []Change, opts ApplyOptions, stamp string, mergeable func(string) bool) *guarded {
 	g := &guarded{src: map[string]string{}}
 	seen := map[string]bool{}
 	memo := map[string]Protection{}
+	for _, d := range repositories(upper, changes, opts.Protect) {
+		memo[d] = Protection{Path: d, What: headWhat}
+	}
 	for _, ch := range changes {
 		pr, ok := protectedIn(ch.Path, opts.Protect, memo)
 		if !ok || slices.Contains(opts.AllowPlanting, path.Base(pr.Path)) || slices.Contains(opts.AllowPlanting, pr.Path) {
@@ -198,4 +204,34 @@ func (a *applier) parents(p string) error {
 		}
 	}
 	return nil
+}
+
+// headWhat is why a directory a changed HEAD makes a repository is
+// protected.
+const headWhat = "git: its HEAD makes it a repository, whose config and hooks git on the host would run"
+
+// repositories are the directories that a new or changed HEAD in upper
+// makes a git directory (a bare repository) git on the host would take,
+// outside the protected entries: each is held whole, as the guard holds a
+// repository a command makes. At the top of the root it is the HEAD alone
+// (the root itself is no entry to hold).
+func repositories(upper string, changes []Change, extra []string) []string {
+	var out []string
+	for _, ch := range changes {
+		if path.Base(ch.Path) != guard.HeadName || ch.Status == Deleted {
+			continue
+		}
+		if _, ok := Protected(ch.Path, extra...); ok {
+			continue
+		}
+		dir := path.Dir(ch.Path)
+		if !guard.GitDirAt(filepath.Join(upper, filepath.FromSlash(dir))) {
+			continue
+		}
+		if dir == "." {
+			dir = ch.Path
+		}
+		out = append(out, dir)
+	}
+	return out
 }

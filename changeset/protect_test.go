@@ -174,3 +174,20 @@ func TestApplyAllowPlanting(t *testing.T) {
 	assert.NotContains(t, got, "sub/.vscode/settings.json")
 	assert.Len(t, res.Held, 1)
 }
+
+// A HEAD makes its directory a repository git on the host would take,
+// with its config: the directory is held whole.
+func TestApplyGuardedBareRepository(t *testing.T) {
+	f := newFixture(t, tree{"main.go": "x\n"})
+	f.write(t, "tools/HEAD", "ref: refs/heads/main\n")
+	f.write(t, "tools/config", "[core]\n\tfsmonitor = /tmp/evil\n")
+	f.write(t, "notes/HEAD", "not a ref\n")
+	res, err := f.cs.Apply(ApplyOptions{})
+	require.NoError(t, err)
+	got := readTree(t, f.lower)
+	assert.NotContains(t, got, "tools/")
+	assert.Equal(t, "not a ref\n", got["notes/HEAD"], "a HEAD git does not take lands")
+	assert.Contains(t, heldFiles(t, f.lower)["held-tools/config"], "fsmonitor")
+	require.Len(t, res.Held, 1)
+	assert.Contains(t, res.Held[0], "makes it a repository")
+}
