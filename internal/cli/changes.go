@@ -78,6 +78,7 @@ func newChangesDiffCmd() *cobra.Command {
 
 func newChangesApplyCmd() *cobra.Command {
 	var force bool
+	var protect []string
 	cmd := &cobra.Command{
 		Use:   "apply DIR",
 		Short: "Apply the changes to the real directories",
@@ -95,7 +96,7 @@ for further runs.`,
 			if err != nil {
 				return err
 			}
-			res, err := cs.Apply(changeset.ApplyOptions{Force: force})
+			res, err := cs.Apply(changeset.ApplyOptions{Force: force, Protect: protect})
 			var ce *changeset.ConflictError
 			if errors.As(err, &ce) {
 				printConflicts(cmd.ErrOrStderr(), cs, ce)
@@ -109,6 +110,7 @@ for further runs.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "apply even over originals changed since the changeset began")
+	cmd.Flags().StringArrayVar(&protect, "protect", nil, "guard `NAME` too, as 'corral run --protect' does (repeatable)")
 	return cmd
 }
 

@@ -138,3 +138,17 @@ func TestChangesApplyPlanted(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(ws, ".vscode"))
 	assert.Empty(t, commitOnHost(t, ws, marks), "the host's git runs no planted program")
 }
+
+// TestChangesApplyProtect: a name given with --protect is held like a
+// listed one.
+func TestChangesApplyProtect(t *testing.T) {
+	ws, dir := pending(t)
+	cs, err := changeset.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(cs.Roots()[0].Upper, "justfile"), []byte("x\n"), 0o644))
+	_, errOut, code := corralCmd(t, "", "changes", "apply", "--protect", "justfile", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "corral: held "+filepath.Join(ws, "justfile")+": held in ")
+	assert.NoFileExists(t, filepath.Join(ws, "justfile"))
+	assert.FileExists(t, filepath.Join(ws, "new"))
+}
