@@ -124,7 +124,8 @@ func TestChangesApplyPlanted(t *testing.T) {
 
 	out, errOut, code = corralCmd(t, "", "changes", "apply", dir)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "M README.md")
+	assert.Contains(t, out, "applied 1 change(s)")
+	assert.Contains(t, out, "guarded 5 change(s) to protected entries")
 	assert.Contains(t, errOut, "corral: held "+filepath.Join(ws, ".envrc")+": held in "+filepath.Join(ws, ".corral-held"))
 	assert.Contains(t, errOut, "corral: held "+filepath.Join(ws, ".vscode")+": held in ")
 	assert.Contains(t, errOut, "corral: dropped "+filepath.Join(ws, ".git/hooks")+": not an allowed directory")

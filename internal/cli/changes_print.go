@@ -166,6 +166,10 @@ func printApplied(w io.Writer, cs *changeset.Changeset, res *changeset.Result) {
 		fmt.Fprintf(w, "skipped %d special file(s) (sockets, fifos, devices):\n", len(res.Skipped))
 		printChanges(w, cs.RootPaths(), res.Skipped, "  ")
 	}
+	if len(res.Guarded) > 0 {
+		fmt.Fprintf(w, "guarded %d change(s) to protected entries, held or merged through git's allowlist:\n", len(res.Guarded))
+		printChanges(w, cs.RootPaths(), res.Guarded, "  ")
+	}
 }
 
 // printGuarded writes what apply did with the changes to protected
