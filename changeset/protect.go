@@ -90,7 +90,6 @@ type guarded struct {
 	held    []Change          // applied under held paths; Path is the held one
 	src     map[string]string // held path -> path in the upper directory
 	gitDirs []string          // git directories to merge, parents first
-	kept    []Change          // deletions not applied
 	lines   []string          // one per held entry and kept deletion
 	guarded []Change          // every change the guard took, as listed
 }
@@ -105,13 +104,13 @@ func heldPath(stamp, rel string) string {
 func heldStamp() string { return time.Now().UTC().Format("20060102T150405.000000000") }
 
 // guardChanges sorts changes (one root's, parents first) by what Apply
-// does with each (see guarded). upperGit reports whether the upper
-// directory holds the git directory at a path as a directory that can be
-// merged over the host's.
+// does with each (see guarded). mergeable reports whether the git
+// directory at a path can go through the allowlisted merge.
 func guardChanges(root, upper string, changes []Change, opts ApplyOptions, stamp string, mergeable func(string) bool) *guarded {
 	g := &guarded{src: map[string]string{}}
 	seen := map[string]bool{}
 	memo := map[string]Protection{}
+	var kept []string
 	for _, d := range repositories(upper, changes, opts.Protect) {
 		memo[d] = Protection{Path: d, What: headWhat}
 	}
@@ -130,7 +129,7 @@ func guardChanges(root, upper string, changes []Change, opts ApplyOptions, stamp
 				g.gitDirs = append(g.gitDirs, pr.Path)
 			}
 		case ch.Status == Deleted:
-			g.kept = append(g.kept, ch)
+			kept = append(kept, ch.Path)
 			g.lines = append(g.lines, fmt.Sprintf("%s: deletion not applied, a protected entry (%s)", Quote(ch.RealPath()), pr.What))
 		default:
 			h := heldPath(stamp, pr.Path) + strings.TrimPrefix(ch.Path, pr.Path)
@@ -145,6 +144,7 @@ func guardChanges(root, upper string, changes []Change, opts ApplyOptions, stamp
 			}
 		}
 	}
+	g.keepAround(root, kept)
 	return g
 }
 
@@ -234,4 +234,25 @@ func repositories(upper string, changes []Change, extra []string) []string {
 		out = append(out, dir)
 	}
 	return out
+}
+
+// keepAround takes out of the plain changes those that would remove a
+// protected entry whose deletion is not applied along with a directory
+// around it: the directory's deletion, or its replacement by a file.
+func (g *guarded) keepAround(root string, kept []string) {
+	if len(kept) == 0 {
+		return
+	}
+	plain := g.plain[:0]
+	for _, ch := range g.plain {
+		removes := ch.Status == Deleted || ch.Status == Replaced && ch.Type != Dir
+		i := slices.IndexFunc(kept, func(k string) bool { return strings.HasPrefix(k, ch.Path+"/") })
+		if !removes || i < 0 {
+			plain = append(plain, ch)
+			continue
+		}
+		g.guarded = append(g.guarded, ch)
+		g.lines = append(g.lines, fmt.Sprintf("%s: not applied, it would remove the protected entry %s", Quote(ch.RealPath()), Quote(path.Join(root, kept[i]))))
+	}
+	g.plain = plain
 }

@@ -191,3 +191,15 @@ func TestApplyGuardedBareRepository(t *testing.T) {
 	require.Len(t, res.Held, 1)
 	assert.Contains(t, res.Held[0], "makes it a repository")
 }
+
+// A directory's deletion would take a protected entry with it: the
+// directory stays, with that entry alone.
+func TestApplyGuardedDeletionAround(t *testing.T) {
+	f := newFixture(t, tree{"sub/.npmrc": "ignore-scripts=true\n", "sub/a": "a\n", "b": "b\n"})
+	f.whiteout(t, "sub")
+	res, err := f.cs.Apply(ApplyOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, tree{"sub/": "", "sub/.npmrc": "ignore-scripts=true\n", "b": "b\n"}, readTree(t, f.lower))
+	assert.Len(t, res.Held, 2)
+	assert.Contains(t, strings.Join(res.Held, "\n"), "sub: not applied, it would remove the protected entry")
+}
