@@ -336,6 +336,19 @@ func (c *creator) rmdir(t *task, dirfd int32, addr uint64) answer {
 	return answer{file: -1, cont: true}
 }
 
+// guardedNew is guarded for a call that makes a name at pl, which is
+// refused too where the command may write nothing (outside).
+func (c *creator) guardedNew(t *task, pl place) (place, answer, bool) {
+	pl, a, ok := c.guarded(t, pl, false)
+	if !ok {
+		return pl, a, false
+	}
+	if a, no := outside(pl); no {
+		return pl, a, false
+	}
+	return pl, answer{}, true
+}
+
 // outside answers a call that makes or moves a name at pl, which lies
 // where the command may write nothing: EACCES, as Landlock answers it.
 func outside(pl place) (answer, bool) {
@@ -450,13 +463,8 @@ func (c *creator) openTmpfile(t *task, pl place, flags int, mode uint32) answer 
 	if err != nil {
 		return failed(err)
 	}
-	in := place{dir: t.keep(d), name: "."}
-	var a answer
-	var ok bool
-	if in, a, ok = c.guarded(t, in, false); !ok {
-		return a
-	}
-	if a, no := outside(in); no {
+	in, a, ok := c.guardedNew(t, place{dir: t.keep(d), name: "."})
+	if !ok {
 		return a
 	}
 	fd, err := unix.Openat(in.dir, ".", flags|unix.O_CLOEXEC, mode)

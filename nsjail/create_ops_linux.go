@@ -444,12 +444,8 @@ func (c *creator) mkdir(t *task, dirfd int32, addr, mode64 uint64) answer {
 		return gone
 	}
 	mode := uint32(mode64) & 0o7777
-	var a answer
-	var ok bool
-	if pl, a, ok = c.guarded(t, pl, false); !ok {
-		return a
-	}
-	if a, no := outside(pl); no {
+	pl, a, ok := c.guardedNew(t, pl)
+	if !ok {
 		return a
 	}
 	if a, no := c.refusedNew(pl); no {
@@ -497,12 +493,8 @@ func (c *creator) mknod(t *task, dirfd int32, addr, mode64, dev uint64) answer {
 	if mode&unix.S_IFMT == unix.S_IFSOCK && c.noSockets {
 		return errnoAnswer(unix.EACCES) // as Landlock, which grants none
 	}
-	var a answer
-	var ok bool
-	if pl, a, ok = c.guarded(t, pl, false); !ok {
-		return a
-	}
-	if a, no := outside(pl); no {
+	pl, a, ok := c.guardedNew(t, pl)
+	if !ok {
 		return a
 	}
 	if c.sess.BindsObjects() && c.sess.InObjects(dirPath(pl.dir)) {
@@ -528,12 +520,8 @@ func (c *creator) symlink(t *task, targetAddr uint64, dirfd int32, addr uint64) 
 	if !t.valid() {
 		return gone
 	}
-	var a answer
-	var ok bool
-	if pl, a, ok = c.guarded(t, pl, false); !ok {
-		return a
-	}
-	if a, no := outside(pl); no {
+	pl, a, ok := c.guardedNew(t, pl)
+	if !ok {
 		return a
 	}
 	if a, no := c.intoObjects(pl, true, false); no {
@@ -568,12 +556,8 @@ func (c *creator) link(t *task, olddirfd int32, oldAddr uint64, newdirfd int32, 
 	if a, refused := c.linkGuarded(src); refused {
 		return a
 	}
-	var a answer
-	var ok bool
-	if pl, a, ok = c.guarded(t, pl, false); !ok {
-		return a
-	}
-	if a, no := outside(pl); no {
+	pl, a, ok := c.guardedNew(t, pl)
+	if !ok {
 		return a
 	}
 	if c.sess.BindsObjects() {
