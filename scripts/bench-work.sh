@@ -94,6 +94,22 @@ repo() {
   as_user "$git" -C "$1" commit -qm init
 }
 
+# $dir/aside PATH... is the --prepare step that moves what a run left out
+# of the way, into $dir/trash, deleted with $dir at the end. Deleting
+# thousands of files just before a run would make that run's file creation
+# pay for it (ext4 without a journal skips, one by one, the inodes freed
+# in the last minute before it reuses one), alike in every mode, which
+# hides the differences between them.
+as_user mkdir "$dir/trash"
+cat >"$dir/aside" <<EOF
+#!/bin/sh
+for p in "\$@"; do
+  if [ -e "\$p" ]; then mv "\$p" "$dir/trash/\$\$-\$(date +%s%N)"; fi
+done
+EOF
+chmod 755 "$dir/aside"
+aside=$dir/aside
+
 # ms CSV NAME prints the median, in ms, of the row NAME of hyperfine's CSV.
 ms() { awk -F, -v n="$2" '$1 == n { printf "%.1f", $4 * 1000 }' "$1"; }
 ratio() { awk "BEGIN { printf \"%.2f\", $1 / $2 }"; }
@@ -132,13 +148,13 @@ if wants extract; then
   as_user tar -cf "$dir/fix/tree.tar" -C "$dir/fix/repo" --exclude .git .
   ws=$dir/ws-extract
   as_user mkdir "$ws"
-  workload extract "extract an 11k-file tarball" "rm -rf $ws/x" "mkdir x && tar -xf $dir/fix/tree.tar -C x"
+  workload extract "extract an 11k-file tarball" "$aside $ws/x" "mkdir x && tar -xf $dir/fix/tree.tar -C x"
 fi
 
 if wants clone; then
   ws=$dir/ws-clone
   as_user mkdir "$ws"
-  workload clone "git clone, 11k files (file://)" "rm -rf $ws/clone" "git clone -q file://$dir/fix/repo clone"
+  workload clone "git clone, 11k files (file://)" "$aside $ws/clone" "git clone -q file://$dir/fix/repo clone"
 fi
 
 if wants commit; then
@@ -157,7 +173,7 @@ if wants venv; then
   else
     ws=$dir/ws-venv
     as_user mkdir "$ws"
-    workload venv "python3 -m venv (with pip)" "rm -rf $ws/venv" "$python -m venv venv"
+    workload venv "python3 -m venv (with pip)" "$aside $ws/venv" "$python -m venv venv"
   fi
 fi
 
@@ -165,7 +181,7 @@ if wants files; then
   ws=$dir/ws-files
   as_user mkdir "$ws"
   # shellcheck disable=SC2016 # expanded by the sandbox's shell
-  workload files "5,000 empty files, shell loop" "rm -rf $ws/f" \
+  workload files "5,000 empty files, shell loop" "$aside $ws/f" \
     'mkdir f && i=0 && while [ $i -lt 5000 ]; do : > f/$i; i=$((i + 1)); done'
 fi
 
@@ -178,7 +194,7 @@ if wants go; then
     printf 'module example.com/hello\n\ngo 1.22\n' | as_user tee "$ws/mod/go.mod" >/dev/null
     printf 'package main\n\nimport (\n\t"fmt"\n\t"net/http"\n)\n\nfunc main() { fmt.Println(http.StatusOK) }\n' |
       as_user tee "$ws/mod/main.go" >/dev/null
-    workload go "go build, cold GOCACHE (net/http)" "rm -rf $ws/gocache $ws/gopath $ws/mod/hello" \
+    workload go "go build, cold GOCACHE (net/http)" "$aside $ws/gocache $ws/gopath $ws/mod/hello" \
       "export GOCACHE=$ws/gocache GOPATH=$ws/gopath GOTOOLCHAIN=local GOFLAGS= && cd mod && $gobin build -o hello ."
   fi
 fi
@@ -200,7 +216,7 @@ if wants npm; then
       skipped "npm install" "the registry ($(as_user "$npmbin" config get registry 2>/dev/null)) is not reachable: $(grep -m1 -i err "$dir/npm.log" || tail -1 "$dir/npm.log")"
     else
       n=$(find "$ws/node_modules" -type f | wc -l)
-      workload npm "npm install --offline: express, $n files" "rm -rf $ws/node_modules" \
+      workload npm "npm install --offline: express, $n files" "$aside $ws/node_modules" \
         "$npmbin install --offline $npm_flags"
     fi
   fi
