@@ -30,6 +30,8 @@ func TestGuardByCall(t *testing.T) {
 			`python3 -c 'import os; os.truncate(".envrc", 0); open(".envrc", "a").write("evil")'`, ".envrc"},
 		{"chmod of a hook", `mkdir -p .husky && printf 'evil\n' > .husky/pre-commit`,
 			`chmod +x .husky/pre-commit && test -x .husky/pre-commit && echo evil > /dev/null`, ".husky/pre-commit"},
+		{"chmod of a hook through its descriptor's /proc link", `mkdir -p .husky && printf 'evil\n' > .husky/pre-commit`,
+			`python3 -c 'import os; os.chmod(".husky/pre-commit", 0o755, follow_symlinks=False)'`, ".husky/pre-commit"},
 		{"fchmod of a script on PATH", `mkdir -p .local/bin && printf 'echo evil\n' > .local/bin/x`,
 			`python3 -c 'import os; os.fchmod(os.open(".local/bin/x", os.O_RDONLY), 0o755)'`, ".local/bin/x"},
 		{"a file inside a protected directory", `mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json`,
@@ -123,4 +125,23 @@ except OSError as e:
 '`)
 	assert.Contains(t, r.stdout, "workspace ok", "%s", r)
 	assert.Contains(t, r.stdout, "vscode 30", "%s", r)
+}
+
+// A mode changed through a descriptor's /proc link changes the file, as
+// glibc's fchmodat with AT_SYMLINK_NOFOLLOW does it: tar restores the modes
+// of the directories it extracts so. Without the sandbox it works the same.
+func TestChmodThroughADescriptorLink(t *testing.T) {
+	script := `mkdir -p src/d && chmod 700 src/d && tar -cf t.tar -C src d && mkdir x && tar -xf t.tar -C x && stat -c %a x/d && ` +
+		`touch f && python3 -c 'import os; os.chmod("f", 0o640, follow_symlinks=False)' && stat -c %a f`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		var r result
+		if boxed {
+			r = w.sandboxed(w.config(), script)
+		} else {
+			r = w.bare(script)
+		}
+		require.Equal(t, 0, r.code, "boxed=%v: %s", boxed, r)
+		assert.Equal(t, "700\n640\n", r.stdout, "boxed=%v: %s", boxed, r)
+	}
 }

@@ -217,7 +217,11 @@ func (c *creator) chmod(t *task, dirfd int32, addr, mode64 uint64, flags int) an
 				return errnoAnswer(unix.EOPNOTSUPP) // a symlink's mode cannot change
 			}
 			if dir := dirPath(pl.dir); procFdDir(dir) {
-				return errnoAnswer(unix.EPERM) // another process's descriptor
+				// A descriptor's link: glibc's fchmodat with
+				// AT_SYMLINK_NOFOLLOW (tar's, for directories) opens the
+				// name O_PATH and changes /proc/self/fd/N. What the
+				// descriptor names is changed, guarded as fchmod's is.
+				return c.chmodLinked(t, dir, pl.name, mode)
 			}
 			if pl, errno = t.follow(pl); errno != 0 {
 				return errnoAnswer(errno)
@@ -230,6 +234,24 @@ func (c *creator) chmod(t *task, dirfd int32, addr, mode64 uint64, flags int) an
 		return c.chmodFile(t, fd, mode)
 	}
 	return errnoAnswer(unix.ELOOP)
+}
+
+// chmodLinked changes the mode of what descriptor name of the process
+// whose fd directory is dir names.
+func (c *creator) chmodLinked(t *task, dir, name string, mode uint32) answer {
+	pd, errno := t.processDir(strings.TrimSuffix(dir, "/fd"))
+	if errno != 0 {
+		return errnoAnswer(errno)
+	}
+	f, err := openLink(pd, "fd/"+name)
+	if err != nil {
+		return failed(err)
+	}
+	t.keep(f)
+	if a, refused := c.reopenGuarded(f); refused {
+		return a
+	}
+	return c.chmodFile(t, f, mode)
 }
 
 // chmodFile changes the mode of fd, which may be O_PATH, as the command.
