@@ -17,7 +17,8 @@ import (
 // file is performed by the init, which refuses it for a protected entry,
 // for what the host follows out of one at the top of the workspace (a
 // protected symlink's target, a symlink inside a protected directory, a
-// hook that is a symlink, core.hooksPath), and through a hard link or a
+// hook that is a symlink, core.hooksPath, a driver's script, an included
+// config), and through a hard link or a
 // descriptor's /proc link. Each probe first changes the host's file
 // without the sandbox; inside, the host's file keeps its content.
 func TestGuardByCall(t *testing.T) {
@@ -50,6 +51,12 @@ func TestGuardByCall(t *testing.T) {
 			`echo evil >> scripts/pre-commit`, "scripts/pre-commit"},
 		{"core.hooksPath", `git init -q && mkdir -p tools/hooks && printf '#!/bin/sh\n' > tools/hooks/pre-commit && git config core.hooksPath tools/hooks`,
 			`echo evil >> tools/hooks/pre-commit; echo evil > tools/hooks/post-checkout`, "tools/hooks/pre-commit"},
+		{"a filter driver's script", `git init -q && mkdir scripts && printf '#!/bin/sh\ncat\n' > scripts/clean.sh && git config filter.x.clean "sh scripts/clean.sh"`,
+			`echo evil >> scripts/clean.sh`, "scripts/clean.sh"},
+		{"a module a filter runs with python -m", `git init -q && git config filter.nb.clean "python3 -m nbclean"`,
+			`echo evil > nbclean.py`, "nbclean.py"},
+		{"a config file the repository's includes", `git init -q && echo '[user]' > .gitconfig.repo && git config include.path ../.gitconfig.repo`,
+			`printf '[core]\n\tfsmonitor = evil\n' >> .gitconfig.repo`, ".gitconfig.repo"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,7 +62,9 @@ func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 // (.claude/settings.json -> ../shared/claude.json), a hook that is a
 // symlink (.git/hooks/pre-commit -> ../../scripts/pre-commit, as husky and
 // pre-commit install them) and the hooks directory the repository's
-// core.hooksPath names. Each is a handful of entries, not the project.
+// core.hooksPath names, and the scripts and included files its config
+// makes git run or read (see ConfigRuns). Each is a handful of entries, not
+// the project.
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
 	s.notGit = map[string]bool{}
@@ -155,6 +157,22 @@ func (s *Session) hooksOf(r, gitdir string, roots []string) {
 				s.linked = append(s.linked, t)
 			}
 			s.linkTargets(r, t, roots, false)
+		}
+	}
+	// What else the config makes git run from the worktree, or read as
+	// config: a driver's script, an included file. It is protected where
+	// it lies in a writable root, made by the command or not.
+	for _, p := range ConfigRuns(entries) {
+		if rest, ok := strings.CutPrefix(p, GitDirToken+"/"); ok {
+			p = path.Join(gitdir, rest)
+		} else if !path.IsAbs(p) {
+			p = path.Join(r, p)
+		}
+		if t, err := filepath.EvalSymlinks(p); err == nil {
+			p = t
+		}
+		if inRoots(p, roots) && p != r && !slices.Contains(s.linked, p) {
+			s.linked = append(s.linked, p)
 		}
 	}
 }
