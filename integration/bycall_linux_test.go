@@ -117,13 +117,26 @@ func TestStartupNamesUnderAWritableHomeDir(t *testing.T) {
 
 // An open with O_TMPFILE asks to write but makes no name: it works in a
 // writable directory, and in a protected one it is refused like any write.
+// Named later through its /proc link, it takes a plain name, not a
+// protected one.
 func TestTmpfileOpens(t *testing.T) {
 	w := newWorld(t)
 	hostGit(t, w, `mkdir -p .vscode`)
 	r := w.sandboxed(w.config(), `python3 -c '
 import os
-os.write(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600), b"x")
+f = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+os.write(f, b"x")
 print("workspace ok")
+# Given a name by linkat(AT_SYMLINK_FOLLOW) of its /proc link (src_dir_fd
+# makes Python call linkat): a plain name works, a protected one is refused.
+d = os.open(".", os.O_RDONLY)
+os.link("/proc/self/fd/%d" % f, "made", src_dir_fd=d)
+print("made", open("made").read())
+try:
+    os.link("/proc/self/fd/%d" % f, ".envrc", src_dir_fd=d)
+    print("envrc linked")
+except OSError as e:
+    print("envrc", e.errno)
 try:
     os.open(".vscode", os.O_TMPFILE | os.O_WRONLY, 0o600)
     print("vscode opened")
@@ -131,6 +144,9 @@ except OSError as e:
     print("vscode", e.errno)
 '`)
 	assert.Contains(t, r.stdout, "workspace ok", "%s", r)
+	assert.Contains(t, r.stdout, "made x", "%s", r)
+	assert.Contains(t, r.stdout, "envrc 1", "%s", r)
+	assert.NoFileExists(t, filepath.Join(w.ws, ".envrc"))
 	assert.Contains(t, r.stdout, "vscode 30", "%s", r)
 }
 
