@@ -207,7 +207,7 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	c := &nsjail.Command{
 		Path: req.Name, Args: req.Args, Env: req.Env, Dir: req.Dir, Stdio: req.Stdio,
 		ExtraFiles: req.ExtraFiles, Report: req.report && b.canReport,
-		ReportReads: req.reads && b.canReport,
+		ReportReads: req.reads && b.canReport, Terminal: req.terminal,
 	}
 	if req.violation != nil {
 		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }

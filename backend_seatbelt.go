@@ -4,6 +4,7 @@ package corral
 
 import (
 	"errors"
+	"os"
 
 	"github.com/corralhq/corral/internal/ladder"
 	"github.com/corralhq/corral/seatbelt"
@@ -123,13 +124,25 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 	if b.proxy != nil {
 		env = withProxyEnv(env, b.proxy.ports[0], b.proxy.ports[1])
 	}
+	var master *os.File
+	done := func() {}
+	if req.terminal {
+		if master, done, err = hostTerminal(req); err != nil {
+			return nil, err
+		}
+	}
 	p, err := b.runner.Start(&seatbelt.Command{
 		Path: path, Args: req.Args, Env: env, Dir: dir, Stdio: req.Stdio, ExtraFiles: req.ExtraFiles,
+		Terminal: req.terminal,
 	})
+	done()
 	if err != nil {
+		if master != nil {
+			master.Close()
+		}
 		return nil, fromSeatbelt(err)
 	}
-	return seatbeltProcess{p}, nil
+	return seatbeltProcess{p, master}, nil
 }
 
 func (b *seatbeltBackend) close() error {
@@ -140,7 +153,12 @@ func (b *seatbeltBackend) close() error {
 }
 
 // seatbeltProcess is the runner's process as the package's.
-type seatbeltProcess struct{ *seatbelt.Process }
+type seatbeltProcess struct {
+	*seatbelt.Process
+	terminal *os.File // Cmd.Terminal's caller side
+}
+
+func (p seatbeltProcess) Terminal() *os.File { return p.terminal }
 
 func (p seatbeltProcess) Wait() (exit, error) {
 	status, rusage, err := p.Process.Wait()

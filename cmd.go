@@ -40,6 +40,16 @@ type Cmd struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
+	// Terminal gives the command a terminal: a pseudo-terminal made in the
+	// sandbox (in its own /dev/pts on the full rung) is its standard input,
+	// output and error and its controlling terminal, in a session of its
+	// own, as a login shell has one: job control works, and Ctrl-C and a
+	// new window size reach its foreground job. Stdin, Stdout and Stderr
+	// must be nil. After Start, TerminalFile is the terminal's other side:
+	// what the command writes is read there, what is written there the
+	// command reads. Without it, the command has no controlling terminal.
+	Terminal bool
+
 	// ExtraFiles are further open files for the command, at descriptors 3
 	// and up (entry i becomes 3+i). They are the only descriptors beyond
 	// 0, 1 and 2 the command gets: nothing else the caller holds open,
@@ -109,6 +119,18 @@ type ctxResult struct {
 // String returns a human-readable description of c.
 func (c *Cmd) String() string { return strings.Join(c.Args, " ") }
 
+// TerminalFile returns, after Start with Terminal set, the other side of the
+// command's terminal; nil otherwise. The caller reads the command's output
+// from it until it fails (once every process of the sandbox holding the
+// terminal is gone), writes the command's input to it, sets the window
+// size on it (pty.Setsize, TIOCSWINSZ), and closes it.
+func (c *Cmd) TerminalFile() *os.File {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.Terminal()
+}
+
 // Environ returns the environment the command will get: Env, or the
 // sandbox's default environment when Env is nil, without the variables the
 // sandbox keeps from commands. With NetworkAllow the proxy variables are
@@ -145,6 +167,9 @@ func (c *Cmd) Start() (err error) {
 	if err := checkExtraFiles(c.ExtraFiles); err != nil {
 		return err
 	}
+	if c.Terminal && (c.Stdin != nil || c.Stdout != nil || c.Stderr != nil) {
+		return errors.New("corral: Cmd.Terminal: Stdin, Stdout and Stderr must be nil (the terminal is all three)")
+	}
 	stdio, err := c.stdio()
 	if err != nil {
 		return err
@@ -153,7 +178,7 @@ func (c *Cmd) Start() (err error) {
 		Name: c.Path, Args: c.Args, Env: c.Environ(), Dir: c.Dir, Stdio: stdio, ExtraFiles: c.ExtraFiles,
 		Refused:   c.recordViolation,
 		violation: c.noteViolation, report: c.ReportWrites || c.sb.spec.Report,
-		reads: c.sb.spec.ReportReads,
+		reads: c.sb.spec.ReportReads, terminal: c.Terminal,
 	}
 	proc, err := c.sb.backend.start(req)
 	for _, f := range c.childFiles {

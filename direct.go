@@ -19,25 +19,45 @@ func (d *directBackend) start(req *startRequest) (process, error) {
 	if cmd.Dir == "" {
 		cmd.Dir = d.workspace
 	}
+	var master *os.File
+	done := func() {}
+	if req.terminal {
+		var err error
+		if master, done, err = hostTerminal(req); err != nil {
+			return nil, err
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = req.Stdio[0], req.Stdio[1], req.Stdio[2]
 	cmd.ExtraFiles = req.ExtraFiles
 	// Its own process group, so Kill reaches what it started as well.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	if req.terminal {
+		// A session of its own, the terminal its controlling one; its
+		// process group is the session's, so Kill still reaches it all.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	}
+	err := cmd.Start()
+	done()
+	if err != nil {
+		if master != nil {
+			master.Close()
+		}
 		return nil, execError(req.Name, err)
 	}
-	return &directProcess{cmd: cmd}, nil
+	return &directProcess{cmd: cmd, terminal: master}, nil
 }
 
 func (d *directBackend) close() error { return nil }
 
 type directProcess struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	done bool
+	cmd      *exec.Cmd
+	terminal *os.File // Cmd.Terminal's caller side
+	mu       sync.Mutex
+	done     bool
 }
 
 func (p *directProcess) OSProcess() *os.Process { return p.cmd.Process }
+func (p *directProcess) Terminal() *os.File     { return p.terminal }
 
 // Kill kills the command's process group, until Wait has reaped the
 // command: its pid (and so its group's id) may name a stranger after that.

@@ -132,6 +132,8 @@ type startRequest struct {
 	// report asks the backend to watch the command's writes; reads, to
 	// watch its reads of hidden paths too (Config.ReportReads).
 	report, reads bool
+	// terminal gives the command a pseudo-terminal (Cmd.Terminal).
+	terminal bool
 }
 
 // process is a started command.
@@ -144,6 +146,9 @@ type process interface {
 	Wait() (exit, error)
 	// Kill ends the command and everything it started.
 	Kill() error
+	// Terminal is the caller's side of the command's pseudo-terminal
+	// (Cmd.Terminal), or nil.
+	Terminal() *os.File
 }
 
 // exit is how a command ended.

@@ -130,13 +130,26 @@ func runInit() int {
 		closeFiles(files)
 		return 125
 	}
+	var terminal []*os.File // with req.TTY: the pseudo-terminal's caller side
+	if req.TTY {
+		master, f := openTerminal(s.Bare, files)
+		if f != nil {
+			closeFiles(files)
+			send(conn, reply{Fail: f})
+			return 127
+		}
+		terminal = []*os.File{master}
+	}
 	pid, planted, f := startCommand(&s, &req, files)
 	closeFiles(files)
 	if f != nil {
+		closeFiles(terminal)
 		send(conn, reply{Fail: f})
 		return 127
 	}
-	if err := send(conn, reply{Started: true}); err != nil {
+	err = send(conn, reply{Started: true}, terminal...)
+	closeFiles(terminal) // the caller's now
+	if err != nil {
 		return 125
 	}
 	s.listener.goLive(conn)
@@ -308,6 +321,9 @@ func startCommand(s *setup, req *execReq, stdio []*os.File) (int, *guard.Session
 		return fail(f)
 	}
 	env, sys := req.Env, &syscall.SysProcAttr{Setsid: true}
+	if req.TTY {
+		sys.Setctty, sys.Ctty = true, 0 // the new session's terminal (openTerminal)
+	}
 	if s.Bare {
 		env = environ.Set(env, "TMPDIR="+s.TmpDir)
 		sys.Pdeathsig = unix.SIGKILL // no PID namespace ends it with us

@@ -252,6 +252,10 @@ type Command struct {
 	// ReportReads, with Report, has the init watch the command's reads of
 	// hidden paths too: every open and exec then stops in the listener.
 	ReportReads bool
+	// Terminal gives the command a pseudo-terminal of the sandbox's own
+	// devpts, in place of Stdio, as its controlling terminal; the other
+	// side is Process.Terminal.
+	Terminal bool
 }
 
 // Start starts c in a sandbox: one built ahead of time when there is one
@@ -405,6 +409,10 @@ type Process struct {
 	hits    []limits.Name // the limits the command ran into, with its exit
 	cgroup  *limits.Cgroup
 
+	// terminal is the caller's side of the command's pseudo-terminal,
+	// with Command.Terminal: the caller's to close.
+	terminal *os.File
+
 	onViolation func(Violation)
 	violations  []Violation // what the policy refused, with its exit
 }
@@ -420,7 +428,7 @@ const (
 
 // exec starts c in the built sandbox.
 func (p *Process) exec(c *Command) error {
-	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report, Reads: c.Report && c.ReportReads}
+	req := &execReq{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir, Extra: len(c.ExtraFiles), Report: c.Report, Reads: c.Report && c.ReportReads, TTY: c.Terminal}
 	files := append(c.Stdio[:len(c.Stdio):len(c.Stdio)], c.ExtraFiles...)
 	if len(files) > maxFiles {
 		return &Error{Layer: LayerExec, Err: fmt.Errorf("%d extra files: at most %d", len(c.ExtraFiles), maxFiles-3)}
@@ -428,7 +436,16 @@ func (p *Process) exec(c *Command) error {
 	if err := p.serve(c, req); err != nil {
 		return err
 	}
-	_, err := p.call(req, files, func(r *reply) bool { return r.Started })
+	got, err := p.call(req, files, func(r *reply) bool { return r.Started })
+	if err == nil && c.Terminal {
+		if len(got) != 1 {
+			closeFiles(got)
+			return &Error{Layer: LayerExec, Err: errors.New("the init sent no terminal")}
+		}
+		p.terminal = got[0]
+	} else {
+		closeFiles(got)
+	}
 	if err == nil {
 		p.onViolation = c.OnViolation
 		p.mu.Lock()
@@ -769,3 +786,7 @@ func (o Options) Input() mounts.Input {
 		Tmp:       o.Tmp,
 	}
 }
+
+// Terminal returns the caller's side of the command's pseudo-terminal
+// (Command.Terminal), or nil. The caller closes it.
+func (p *Process) Terminal() *os.File { return p.terminal }

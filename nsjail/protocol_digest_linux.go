@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "b04633811a791d85"
+const protocolDigest = "df8d5e2898409409"

@@ -98,6 +98,10 @@ type execReq struct {
 	// Reads has the report list reads of hidden paths too (see
 	// watchesReads).
 	Reads bool `json:",omitempty"`
+	// TTY gives the command a pseudo-terminal of the sandbox's devpts as
+	// its standard streams and controlling terminal; the Started reply
+	// carries the other side.
+	TTY bool `json:",omitempty"`
 }
 
 // reply is what the init says back. A Ready reply of a sandbox with

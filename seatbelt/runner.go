@@ -130,6 +130,8 @@ type Command struct {
 	Dir        string
 	Stdio      [3]*os.File // a nil one is the null device
 	ExtraFiles []*os.File
+	// Terminal makes Stdio[0], a terminal, the command's controlling one.
+	Terminal bool
 }
 
 // Start starts c under its own profile, in a new session, with its own
@@ -149,7 +151,7 @@ func (r *Runner) Start(c *Command) (*Process, error) {
 		// The caller's TMPDIR lies outside the sandbox's writable paths.
 		Env:         environ.Set(slices.Clone(c.Env), "TMPDIR="+tmp),
 		Dir:         c.Dir,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Setctty: c.Terminal},
 		ExtraFiles:  c.ExtraFiles,
 	}
 	// A nil file stays unset (the null device) rather than becoming a

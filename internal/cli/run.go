@@ -60,6 +60,7 @@ type runFlags struct {
 	reportReads bool
 
 	scope    string // --scope: a persistent home and /tmp (run only; see review)
+	tty      *bool  // --tty as given (run only); nil: not given
 	stateDir string // --state-dir, with --scope
 
 	configFile string         // --config: see agentconfig.go
@@ -237,6 +238,10 @@ including a path or --cwd that does not exist or cannot be used.`,
 			if cfg, err = f.withScope(cfg); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("tty") {
+				tty, _ := cmd.Flags().GetBool("tty")
+				f.tty = &tty
+			}
 			err = runCommand(cfg, &f, args)
 			if f.review {
 				return reviewAfterRun(cfg.Changeset, err)
@@ -246,6 +251,8 @@ including a path or --cwd that does not exist or cannot be used.`,
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd)
+	cmd.Flags().BoolP("tty", "t", false, "give the command a terminal of its own (a pseudo-terminal bridged to yours: job control, Ctrl-C, window size); the default when standard input, output and error are terminals; --tty=false turns it off")
+	cmd.Flags().BoolP("interactive", "i", true, "accepted for -it; the command always reads corral's standard input")
 	return cmd
 }
 
@@ -290,18 +297,37 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	c := sb.Command(ctx, args[0], args[1:]...)
 	c.Dir = cwd
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	var tty *ttyBridge
+	if wantsTTY(f.tty) {
+		c.Stdin, c.Stdout, c.Stderr, c.Terminal = nil, nil, nil, true
+	}
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 	if err := c.Start(); err != nil {
 		return notStarted(startError(err, cwd))
 	}
+	if c.Terminal {
+		if tty, err = bridgeTTY(c.TerminalFile()); err != nil {
+			c.Process.Kill()
+			c.Wait()
+			c.TerminalFile().Close()
+			return &exitError{code: exitSetup, msg: err.Error()}
+		}
+	}
 	go func() {
 		for sig := range signals {
+			if sig == syscall.SIGWINCH && tty != nil {
+				tty.resize() // the kernel tells the command's foreground job
+				continue
+			}
 			c.Process.Signal(sig)
 		}
 	}()
 	err = c.Wait()
+	if tty != nil {
+		tty.finish()
+	}
 	if errors.Is(context.Cause(ctx), errParentDied) {
 		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
 	}
