@@ -121,7 +121,7 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 	}
 	env := req.Env
 	if b.proxy != nil {
-		env = withProxyEnv(env, b.proxy.ports[0], b.proxy.ports[1])
+		env = b.proxy.env(env)
 	}
 	p, err := b.runner.Start(&seatbelt.Command{
 		Path: path, Args: req.Args, Env: env, Dir: dir, Stdio: req.Stdio, ExtraFiles: req.ExtraFiles,
