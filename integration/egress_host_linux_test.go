@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -186,4 +187,34 @@ func TestEgressUpstreamProxyKeepsTheRules(t *testing.T) {
 	require.Equal(t, 0, r.code, r.String())
 	assert.Contains(t, r.stdout, "hello from upstreamed.test", "control: %s", r.String())
 	require.NotEmpty(t, up.requests(), "control: through the upstream")
+}
+
+// The clients commands use put the credential of the proxy URLs into
+// proxy authorization by themselves: Python's urllib (plain and through
+// CONNECT), git and wget, on the landlock rung, where the proxy asks for
+// it. curl is in TestEgressLandlockProxyServesOnlyItsSandbox.
+func TestEgressLandlockRungClientsGiveTheCredential(t *testing.T) {
+	requireTool(t, "python3")
+	requireTool(t, "git")
+	s := newEgressScene(t)
+	port := s.startGit()
+	sb, _ := rungSandbox(t, corral.RungLandlock, s.config([]string{"allowed.test", "git.test"}, nil))
+	r := s.run(sb, fmt.Sprintf(`python3 -c '
+import ssl, urllib.request
+ctx = ssl._create_unverified_context()
+print(urllib.request.urlopen("http://allowed.test:%d/", timeout=20).read().decode().strip())
+print(urllib.request.urlopen("https://allowed.test:%d/", timeout=20, context=ctx).read().decode().strip())
+'`, s.http, s.https))
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, fmt.Sprintf("hello from allowed.test:%d\nhello from allowed.test:%d\n", s.http, s.https), r.stdout)
+
+	r = s.run(sb, fmt.Sprintf(`export HOME=$PWD GIT_CONFIG_NOSYSTEM=1; git clone -q http://git.test:%d/repo.git c && git -C c log --format=%%s`, port))
+	require.Equal(t, 0, r.code, r.String())
+	assert.Equal(t, "the commit through the proxy\n", r.stdout)
+
+	if _, err := exec.LookPath("wget"); err == nil {
+		r = s.run(sb, fmt.Sprintf(`wget -q -O - http://allowed.test:%d/`, s.http))
+		require.Equal(t, 0, r.code, r.String())
+		assert.Contains(t, r.stdout, "hello from allowed.test")
+	}
 }
