@@ -313,7 +313,8 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	case plan.Rung == RungSeatbelt && network == NetworkNone:
 		return what + "the Seatbelt profile allows no IP at all, loopback included"
 	case plan.Rung == RungSeatbelt:
-		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names"
+		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names " +
+			"and serves only clients with the sandbox's credential"
 	case plan.Rung == RungFull && network == NetworkNone:
 		return what + "a network namespace with only loopback"
 	case plan.Rung == RungFull:
@@ -325,12 +326,14 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	case network == NetworkNone:
 		parts = append(parts, "Landlock refuses TCP bind and connect")
 	case plan.Seccomp:
-		parts = append(parts, "corral's proxy listens on the host's loopback; the sandbox's init makes each TCP connection "+
+		parts = append(parts, "corral's proxy listens on the host's loopback, serving only clients with the sandbox's credential; "+
+			"the sandbox's init makes each TCP connection "+
 			"of the command, to the proxy's address only (connect stops in a seccomp listener), "+
 			"Landlock refuses every TCP connect and bind of the command's own, and seccomp refuses TCP Fast Open "+
 			"and a listen on every address")
 	default:
-		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
+		parts = append(parts, "corral's proxy listens on the host's loopback, serving only clients with the sandbox's credential; "+
+			"Landlock allows TCP connect only to its two ports "+
 			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
 	}
 	if !plan.Seccomp {
