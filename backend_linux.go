@@ -214,7 +214,7 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 	}
 	switch {
 	case b.hostProxy != nil:
-		c.Env = withProxyEnv(c.Env, b.hostProxy.ports[0], b.hostProxy.ports[1])
+		c.Env = b.hostProxy.env(c.Env)
 	case b.egress != nil:
 		c.Serve = b.serve(req.Refused)
 	}
@@ -277,13 +277,13 @@ func (b *linuxBackend) serve(refused func(Violation)) func([]*os.File, []string)
 			}
 			ls[i] = l
 		}
-		p, stop, err := b.egress.proxy(refused)
+		p, stop, err := b.egress.proxy(refused, "")
 		if err != nil {
 			closeListeners(ls[:])
 			return nil, nil, err
 		}
 		serveOn(p, ls)
-		env = withProxyEnv(env, ls[0].Addr().(*net.TCPAddr).Port, ls[1].Addr().(*net.TCPAddr).Port)
+		env = withProxyEnv(env, ls[0].Addr().(*net.TCPAddr).Port, ls[1].Addr().(*net.TCPAddr).Port, "")
 		return env, func() { stop(); closeListeners(ls[:]) }, nil
 	}
 }

@@ -122,7 +122,7 @@ func (b *seatbeltBackend) start(req *startRequest) (process, error) {
 	}
 	env := req.Env
 	if b.proxy != nil {
-		env = withProxyEnv(env, b.proxy.ports[0], b.proxy.ports[1])
+		env = b.proxy.env(env)
 	}
 	var master *os.File
 	done := func() {}

@@ -171,8 +171,9 @@ func (e *egressPolicy) lists() (allowed, denied, ips []string) {
 }
 
 // proxy starts a proxy with the rules in force, reporting refusals to
-// refused. stop closes it, which ends every connection it carries.
-func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop func(), err error) {
+// refused; with a credential, it serves only the clients that give it.
+// stop closes it, which ends every connection it carries.
+func (e *egressPolicy) proxy(refused func(Violation), credential string) (p *egress.Proxy, stop func(), err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, err = egress.New(egress.Options{
@@ -181,6 +182,7 @@ func (e *egressPolicy) proxy(refused func(Violation)) (p *egress.Proxy, stop fun
 		Upstream:   e.upstream,
 		NoUpstream: e.noUpstream,
 		MaxConns:   e.maxConns,
+		Credential: credential,
 		OnRefusal: func(r egress.Refusal) {
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
 		},
@@ -207,10 +209,18 @@ func serveOn(p *egress.Proxy, l [2]net.Listener) {
 // hostProxy is a proxy listening on the host's loopback, for rungs without
 // a network namespace of their own (landlock, seatbelt): one per Sandbox,
 // shared by its commands, which reach it through the ports their
-// Landlock rules or profile allow.
+// Landlock rules or profile allow. Every process of the host can connect
+// to it too: it serves only the clients that give its credential, which
+// the commands' proxy variables carry.
 type hostProxy struct {
-	ports [2]int // HTTP, SOCKS5
-	stop  func()
+	ports      [2]int // HTTP, SOCKS5
+	credential string
+	stop       func()
+}
+
+// env points env's proxy variables at the proxy, with its credential.
+func (h *hostProxy) env(env []string) []string {
+	return withProxyEnv(env, h.ports[0], h.ports[1], h.credential)
 }
 
 // addrs are the proxy's two addresses.
@@ -229,13 +239,18 @@ func newHostProxy(e *egressPolicy, refused func(Violation)) (*hostProxy, error) 
 		}
 		ls[i] = l
 	}
-	p, stop, err := e.proxy(refused)
+	credential, err := egress.NewCredential()
+	if err != nil {
+		closeListeners(ls[:])
+		return nil, &SetupError{Layer: LayerEgress, Err: err}
+	}
+	p, stop, err := e.proxy(refused, credential)
 	if err != nil {
 		closeListeners(ls[:])
 		return nil, &SetupError{Layer: LayerEgress, Err: err}
 	}
 	serveOn(p, ls)
-	h := &hostProxy{stop: func() { stop(); closeListeners(ls[:]) }}
+	h := &hostProxy{credential: credential, stop: func() { stop(); closeListeners(ls[:]) }}
 	for i, l := range ls {
 		h.ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
@@ -259,8 +274,10 @@ var proxyVars = []string{
 
 // withProxyEnv points env's proxy variables at the sandbox's proxy on
 // 127.0.0.1: HTTP (CONNECT for HTTPS) on httpPort and SOCKS5, with names
-// resolved by the proxy (socks5h), on socksPort. Loopback stays direct.
-func withProxyEnv(env []string, httpPort, socksPort int) []string {
+// resolved by the proxy (socks5h), on socksPort, each with credential as
+// the password of user CredentialUser when it is not "". Loopback stays
+// direct.
+func withProxyEnv(env []string, httpPort, socksPort int, credential string) []string {
 	out := make([]string, 0, len(env)+8)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -268,8 +285,12 @@ func withProxyEnv(env []string, httpPort, socksPort int) []string {
 			out = append(out, kv)
 		}
 	}
-	http := "http://127.0.0.1:" + strconv.Itoa(httpPort)
-	socks := "socks5h://127.0.0.1:" + strconv.Itoa(socksPort)
+	user := ""
+	if credential != "" {
+		user = egress.CredentialUser + ":" + credential + "@"
+	}
+	http := "http://" + user + "127.0.0.1:" + strconv.Itoa(httpPort)
+	socks := "socks5h://" + user + "127.0.0.1:" + strconv.Itoa(socksPort)
 	for _, kv := range [][2]string{
 		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks}, {"NO_PROXY", "localhost,127.0.0.1,::1"},
 	} {
@@ -292,7 +313,8 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	case plan.Rung == RungSeatbelt && network == NetworkNone:
 		return what + "the Seatbelt profile allows no IP at all, loopback included"
 	case plan.Rung == RungSeatbelt:
-		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names"
+		return what + "the Seatbelt profile allows IP only to the ports of corral's proxy on localhost, which reaches only the allowed names " +
+			"and serves only clients with the sandbox's credential"
 	case plan.Rung == RungFull && network == NetworkNone:
 		return what + "a network namespace with only loopback"
 	case plan.Rung == RungFull:
@@ -304,12 +326,14 @@ func networkEnforcement(network Network, plan *ladder.Plan) string {
 	case network == NetworkNone:
 		parts = append(parts, "Landlock refuses TCP bind and connect")
 	case plan.Seccomp:
-		parts = append(parts, "corral's proxy listens on the host's loopback; the sandbox's init makes each TCP connection "+
+		parts = append(parts, "corral's proxy listens on the host's loopback, serving only clients with the sandbox's credential; "+
+			"the sandbox's init makes each TCP connection "+
 			"of the command, to the proxy's address only (connect stops in a seccomp listener), "+
 			"Landlock refuses every TCP connect and bind of the command's own, and seccomp refuses TCP Fast Open "+
 			"and a listen on every address")
 	default:
-		parts = append(parts, "corral's proxy listens on the host's loopback; Landlock allows TCP connect only to its two ports "+
+		parts = append(parts, "corral's proxy listens on the host's loopback, serving only clients with the sandbox's credential; "+
+			"Landlock allows TCP connect only to its two ports "+
 			"(to any address on those ports: Landlock's rules name ports, not addresses) and no bind")
 	}
 	if !plan.Seccomp {

@@ -13,7 +13,7 @@ func TestWithProxyEnvOverridesTheCallersProxies(t *testing.T) {
 	env := withProxyEnv([]string{
 		"PATH=/bin", "HTTP_PROXY=http://corp:3128", "https_proxy=http://corp:3128", "ALL_PROXY=socks5://corp:1080",
 		"no_proxy=*", "FTP_PROXY=http://corp:21", "SSL_CERT_FILE=/etc/ca.pem",
-	}, 1111, 2222)
+	}, 1111, 2222, "")
 	want := []string{
 		"PATH=/bin", "SSL_CERT_FILE=/etc/ca.pem",
 		"HTTP_PROXY=http://127.0.0.1:1111", "http_proxy=http://127.0.0.1:1111",
@@ -22,6 +22,17 @@ func TestWithProxyEnvOverridesTheCallersProxies(t *testing.T) {
 		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
 	}
 	assert.ElementsMatch(t, want, env)
+}
+
+// A proxy on the host's loopback is named with its credential, as the
+// password of a proxy URL's user information, which curl, git, pip, npm
+// and Go's clients send as proxy authorization.
+func TestWithProxyEnvCarriesTheCredential(t *testing.T) {
+	env := withProxyEnv([]string{"PATH=/bin"}, 1111, 2222, "0123abcd")
+	assert.Contains(t, env, "HTTP_PROXY=http://corral:0123abcd@127.0.0.1:1111")
+	assert.Contains(t, env, "https_proxy=http://corral:0123abcd@127.0.0.1:1111")
+	assert.Contains(t, env, "ALL_PROXY=socks5h://corral:0123abcd@127.0.0.1:2222")
+	assert.Contains(t, env, "NO_PROXY=localhost,127.0.0.1,::1")
 }
 
 func TestNetworkListsNeedNetworkAllow(t *testing.T) {

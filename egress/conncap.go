@@ -132,10 +132,15 @@ func (p *Proxy) overRefusal(host string, port int, via string) Refusal {
 }
 
 // refuseHTTPOver reads one request and answers it 403 with the refusal.
-// A request it cannot read is answered nothing: it asked for nothing.
+// A request it cannot read is answered nothing: it asked for nothing; one
+// without the proxy's credential is answered 407, unreported.
 func (p *Proxy) refuseHTTPOver(c net.Conn) {
 	req, err := http.ReadRequest(bufio.NewReader(c))
 	if err != nil {
+		return
+	}
+	if !p.proxyAuthorized(req.Header) {
+		write407(c)
 		return
 	}
 	host, port, ok := splitHostPort(req.Host, 0)
@@ -153,7 +158,7 @@ func (p *Proxy) refuseHTTPOver(c net.Conn) {
 // refuseSOCKS5Over reads the greeting and the request and answers "not
 // allowed by ruleset".
 func (p *Proxy) refuseSOCKS5Over(c net.Conn) {
-	req, err := socksHandshake(c)
+	req, err := p.socksHandshake(c)
 	if err != nil {
 		return
 	}

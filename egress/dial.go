@@ -26,20 +26,22 @@ type resolveError struct {
 func (e *resolveError) Error() string { return fmt.Sprintf("resolve %s: %v", e.name, e.err) }
 func (e *resolveError) Unwrap() error { return e.err }
 
-// connect makes the connection to t, which rules allowed: through the
-// upstream proxy when there is one for t, else directly to an address it
-// resolves itself. A refusal is a *refusalError.
+// connect makes the connection to t, which rules allowed: directly to an
+// address it resolves and checks itself, or through the upstream proxy
+// when there is one for t, once every address t resolves to here passed
+// the same check. A refusal is a *refusalError.
 func (p *Proxy) connect(ctx context.Context, rules *Rules, t target, via string) (*link, error) {
 	// One bound for the lookup and every attempt: an injected resolver
 	// has no timeout of its own.
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	if p.upstream.use(t) {
-		return p.upstream.connect(ctx, &p.dialer, t)
-	}
-	addrs, err := p.addrs(ctx, rules, t, via)
+	chained := p.upstream.use(t)
+	addrs, err := p.addrs(ctx, rules, t, via, chained)
 	if err != nil {
 		return nil, err
+	}
+	if chained {
+		return p.upstream.connect(ctx, &p.dialer, t)
 	}
 	var first error
 	for _, a := range addrs {
@@ -57,8 +59,10 @@ func (p *Proxy) connect(ctx context.Context, rules *Rules, t target, via string)
 // addrs returns the addresses t may be dialled at: its literal, or what
 // its name resolves to, once, without those the rules refuse. This is
 // the check against DNS rebinding: it is made on the addresses that are
-// then dialled, not on an earlier answer.
-func (p *Proxy) addrs(ctx context.Context, rules *Rules, t target, via string) ([]netip.Addr, error) {
+// then dialled, not on an earlier answer. With all, t is refused when
+// the rules refuse any one of its addresses: an upstream proxy picks
+// among them itself.
+func (p *Proxy) addrs(ctx context.Context, rules *Rules, t target, via string, all bool) ([]netip.Addr, error) {
 	got := []netip.Addr{t.addr}
 	if t.name != "" {
 		var err error
@@ -84,7 +88,10 @@ func (p *Proxy) addrs(ctx context.Context, rules *Rules, t target, via string) (
 		}
 		ok = append(ok, a)
 	}
-	if len(ok) == 0 {
+	if len(ok) == 0 || all && why != "" {
+		if all && len(ok) > 0 {
+			why += ", and the upstream proxy would choose among its addresses itself"
+		}
 		return nil, &refusalError{Refusal{Host: t.host, Port: t.port, Reason: why, Via: via}}
 	}
 	return ok, nil

@@ -48,20 +48,30 @@
 // # Addresses
 //
 // The proxy resolves an allowed name itself, once per connection, and
-// dials only the addresses that lookup returned, never an address the
-// client supplied. Each address is checked before it is dialled: one that
-// is not on the public internet (loopback, private, link-local, CGNAT,
-// unique-local, multicast, cloud metadata endpoints, and IPv6 forms that
-// embed such an IPv4 address; the rules corral's tools package applies to
-// browsing) is skipped unless an allowed range covers it, and when no
-// address is left the connection is refused. So a name that resolves to
-// an internal address, or a DNS server that answers with a public address
-// once and 127.0.0.1 the next time (rebinding), reaches nothing internal:
-// the address checked is the address dialled. Two cases are stricter than
-// a range: a cloud metadata endpoint (169.254.169.254, fd00:ec2::254,
-// 100.100.100.200) is reachable only when listed as a single address, not
-// by falling in a wider range, and 0.0.0.0/8 and :: (which reach the
-// local host) never are.
+// dials only the addresses it resolved, never an address the client
+// supplied. Each address is checked before it is dialled: one that is not
+// on the public internet is skipped unless an allowed range covers it, and
+// when no address is left the connection is refused. Not on the public
+// internet means (package internal/netrule, which corral's tools package
+// applies to browsing too): a range of IANA's IPv4 and IPv6
+// special-purpose registries (loopback, private, link-local, CGNAT,
+// unique-local, documentation, benchmarking, Teredo, ...), multicast, an
+// address of one of the host's own interfaces as they are at that moment,
+// and IPv6 forms that embed such an IPv4 address. So a name that resolves
+// to an internal address, or a DNS server that answers with a public
+// address once and 127.0.0.1 the next time (rebinding), reaches nothing
+// internal: the address checked is the address dialled. Two cases are
+// stricter than a range: a cloud metadata endpoint (169.254.169.254,
+// fd00:ec2::254, 100.100.100.200) is reachable only when listed as a
+// single address, not by falling in a wider range, and 0.0.0.0/8 and ::
+// (which reach the local host) never are.
+//
+// # Clients
+//
+// A proxy on a listener only the sandbox can reach serves every client.
+// One on a listener others can reach (the host's loopback) is given a
+// [Options.Credential]: a client without it is answered 407, or a SOCKS5
+// authentication failure, and nothing it asked for is reported.
 //
 // # Protocols
 //
@@ -110,10 +120,11 @@
 // through it with CONNECT, plain HTTP included, carrying its credentials
 // as Basic proxy authorization; [Options.FromEnvironment] fills it from
 // HTTPS_PROXY or HTTP_PROXY and NO_PROXY. Destinations NO_PROXY names, and
-// loopback, are dialled directly as above. Through an upstream the
-// upstream resolves the name, so the address check applies to IP literals
-// only: the upstream is the caller's own egress point and its policy is
-// the caller's.
+// loopback, are dialled directly as above. Before the upstream is asked,
+// the name is resolved and checked here as above, and refused when any
+// one of its addresses is refused, since the upstream picks among them
+// itself. The upstream resolves the name again: what it reaches when its
+// answer differs from ours is bounded by its own policy, not by the rules.
 //
 // # Changes and shutdown
 //

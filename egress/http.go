@@ -20,6 +20,12 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.wg.Done()
+	if !p.proxyAuthorized(r.Header) {
+		askCredential(w)
+		return
+	}
+	// The credential is the sandbox's: it goes no further.
+	r.Header.Del("Proxy-Authorization")
 	if r.Method == http.MethodConnect {
 		p.serveCONNECT(w, r)
 		return

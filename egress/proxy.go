@@ -30,6 +30,16 @@ type Options struct {
 	// 10.0.0.0/8"), destinations reached directly even when Upstream is
 	// set. Loopback destinations always are.
 	NoUpstream string
+	// Credential, when set, is a secret every client must give: HTTP
+	// clients as the password of Basic proxy authorization (a proxy URL
+	// "http://corral:CREDENTIAL@127.0.0.1:PORT" makes curl, git, pip,
+	// npm and Go's clients send it), SOCKS5 clients as the password of
+	// username/password authentication. A client without it is answered
+	// 407 (SOCKS5: authentication failure) and nothing it asked for is
+	// reported. The credential never leaves the proxy. For a proxy on a
+	// listener others can reach too, such as the host's loopback;
+	// NewCredential makes one.
+	Credential string
 	// OnRefusal, when set, is called for every refused connection, from
 	// the goroutine serving it. It must not call Close.
 	OnRefusal func(Refusal)
@@ -48,7 +58,9 @@ type Proxy struct {
 	upstream  *upstream
 	onRefusal func(Refusal)
 	dialer    net.Dialer
-	maxConns  int // 0: no cap
+	// credential every client must give, or "" (Options.Credential).
+	credential string
+	maxConns   int // 0: no cap
 
 	ctx    context.Context // cancelled by Close: ends lookups and dials
 	cancel context.CancelFunc
@@ -80,15 +92,16 @@ func New(o Options) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
-		resolve:   o.Resolve,
-		upstream:  up,
-		onRefusal: o.OnRefusal,
-		dialer:    net.Dialer{Timeout: dialTimeout},
-		ctx:       ctx,
-		cancel:    cancel,
-		listeners: map[net.Listener]struct{}{},
-		conns:     map[net.Conn]struct{}{},
-		clients:   map[net.Conn]struct{}{},
+		resolve:    o.Resolve,
+		upstream:   up,
+		onRefusal:  o.OnRefusal,
+		credential: o.Credential,
+		dialer:     net.Dialer{Timeout: dialTimeout},
+		ctx:        ctx,
+		cancel:     cancel,
+		listeners:  map[net.Listener]struct{}{},
+		conns:      map[net.Conn]struct{}{},
+		clients:    map[net.Conn]struct{}{},
 	}
 	switch {
 	case o.MaxConns == 0:

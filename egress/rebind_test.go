@@ -83,7 +83,7 @@ func TestDNSRebinding(t *testing.T) {
 		{"control: loopback allowed", loopback, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			flip := &flipResolver{answers: []string{"192.0.2.1", "127.0.0.1"}}
+			flip := &flipResolver{answers: []string{"8.8.8.8", "127.0.0.1"}}
 			p := startProxy(t, Options{Rules: mustRules(t, []string{"flip.example"}, nil, tt.ips), Resolve: flip.resolve})
 			dials := &dialLog{}
 			p.dialer.Control = dials.control
@@ -105,7 +105,7 @@ func TestDNSRebinding(t *testing.T) {
 				assert.Equal(t, "corral: blocked "+target+" (resolves to 127.0.0.1, which is loopback and not in allowed IPs)\n", body)
 			}
 			assert.Equal(t, 2, flip.count(), "one lookup per connection")
-			want := []string{fmt.Sprintf("192.0.2.1:%d", echo)}
+			want := []string{fmt.Sprintf("8.8.8.8:%d", echo)}
 			if tt.works {
 				want = append(want, fmt.Sprintf("127.0.0.1:%d", echo))
 			}
@@ -118,7 +118,7 @@ func TestDNSRebinding(t *testing.T) {
 // each new connection to a destination is one lookup and one check.
 func TestDNSRebindingPlainHTTP(t *testing.T) {
 	srv := helloServer(t, false)
-	flip := &flipResolver{answers: []string{"192.0.2.1", "127.0.0.1"}}
+	flip := &flipResolver{answers: []string{"8.8.8.8", "127.0.0.1"}}
 	p := startProxy(t, Options{Rules: mustRules(t, []string{"flip.example"}, nil, nil), Resolve: flip.resolve})
 	dials := &dialLog{}
 	p.dialer.Control = dials.control
@@ -130,7 +130,7 @@ func TestDNSRebindingPlainHTTP(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusForbidden, code)
 	assert.Equal(t, fmt.Sprintf("corral: blocked flip.example:%d (resolves to 127.0.0.1, which is loopback and not in allowed IPs)", port(t, srv)), body)
-	assert.Equal(t, []string{fmt.Sprintf("192.0.2.1:%d", port(t, srv))}, dials.all())
+	assert.Equal(t, []string{fmt.Sprintf("8.8.8.8:%d", port(t, srv))}, dials.all())
 	assert.Len(t, p.refusals.all(), 1)
 }
 

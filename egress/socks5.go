@@ -16,6 +16,7 @@ const (
 	socksVersion = 5
 
 	socksNoAuth       = 0x00
+	socksUserPass     = 0x02
 	socksNoAcceptable = 0xff
 
 	socksConnect      = 0x01
@@ -49,10 +50,11 @@ type socksRequest struct {
 	port int
 }
 
-// serveSOCKS5 serves one SOCKS5 client: no authentication, CONNECT only.
+// serveSOCKS5 serves one SOCKS5 client: CONNECT only, without
+// authentication or with the proxy's credential as the password.
 func (p *Proxy) serveSOCKS5(c net.Conn) {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
-	req, err := socksHandshake(c)
+	req, err := p.socksHandshake(c)
 	if err != nil {
 		p.hangUp(c)
 		return
@@ -106,10 +108,12 @@ func (p *Proxy) socksConnect(c net.Conn, req socksRequest) (*link, socksReply) {
 	return l, replySucceeded
 }
 
-// socksHandshake reads the greeting, agrees on no authentication and
-// reads the request. It answers a client that offers no acceptable method
-// or asks for an unknown address type itself.
-func socksHandshake(c net.Conn) (socksRequest, error) {
+// socksHandshake reads the greeting, agrees on no authentication, or on
+// username/password when the proxy has a credential, which it checks, and
+// reads the request. It answers a client that offers no acceptable
+// method, gives a wrong password or asks for an unknown address type
+// itself.
+func (p *Proxy) socksHandshake(c net.Conn) (socksRequest, error) {
 	var req socksRequest
 	var hdr [2]byte
 	if _, err := io.ReadFull(c, hdr[:]); err != nil {
@@ -122,12 +126,21 @@ func socksHandshake(c net.Conn) (socksRequest, error) {
 	if _, err := io.ReadFull(c, methods); err != nil {
 		return req, err
 	}
-	if !contains(methods, socksNoAuth) {
+	method := byte(socksNoAuth)
+	if p.credential != "" {
+		method = socksUserPass
+	}
+	if !contains(methods, method) {
 		c.Write([]byte{socksVersion, socksNoAcceptable})
 		return req, errors.New("no acceptable method")
 	}
-	if _, err := c.Write([]byte{socksVersion, socksNoAuth}); err != nil {
+	if _, err := c.Write([]byte{socksVersion, method}); err != nil {
 		return req, err
+	}
+	if method == socksUserPass {
+		if err := p.socksUserPass(c); err != nil {
+			return req, err
+		}
 	}
 	var rh [4]byte
 	if _, err := io.ReadFull(c, rh[:]); err != nil {

@@ -74,18 +74,20 @@ func (f *fakeUpstream) url(user *url.Userinfo) *url.URL {
 	return u
 }
 
-// noNames resolves nothing: a proxy that looked a name up itself, when it
-// should leave that to the upstream, fails.
-var noNames = mapResolver{}
+// publicNames resolves api.example to a public address, here and
+// unreachable: the proxy checks it, the upstream (which resolves the name
+// again itself, from its own map) reaches its server.
+var publicNames = mapResolver{"api.example": {"8.8.8.8"}}
 
 // TestUpstreamChain: with an upstream proxy, allowed connections go
-// through it by name, with its credentials; refused ones never reach it;
+// through it by name, with its credentials, once the name's addresses,
+// resolved here, passed the address check; refused ones never reach it;
 // NO_PROXY names and loopback are dialled directly.
 func TestUpstreamChain(t *testing.T) {
 	echo := echoServer(t)
 	web := helloServer(t, false)
 	up := newFakeUpstream(t, mapResolver{"api.example": {"127.0.0.1"}})
-	local := mapResolver{"near.example": {"127.0.0.1"}}
+	local := mapResolver{"near.example": {"127.0.0.1"}, "api.example": {"127.0.0.1"}}
 	p := startProxy(t, Options{
 		Rules:      mustRules(t, []string{"api.example", "near.example"}, nil, []string{"127.0.0.1"}),
 		Resolve:    local.resolve,
@@ -129,7 +131,7 @@ func TestUpstreamEarlyBytes(t *testing.T) {
 	echo := echoServer(t)
 	up := newFakeUpstream(t, mapResolver{"api.example": {"127.0.0.1"}})
 	up.early = "banner\n"
-	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, nil), Resolve: noNames.resolve, Upstream: up.url(nil)})
+	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, nil), Resolve: publicNames.resolve, Upstream: up.url(nil)})
 	for _, dial := range []func() (net.Conn, error){
 		func() (net.Conn, error) {
 			c, status, _ := p.connect(t, fmt.Sprintf("api.example:%d", echo))
@@ -154,7 +156,7 @@ func TestUpstreamEarlyBytes(t *testing.T) {
 func TestUpstreamRefuses(t *testing.T) {
 	up := newFakeUpstream(t, nil)
 	up.status = http.StatusProxyAuthRequired
-	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, nil), Upstream: up.url(nil)})
+	p := startProxy(t, Options{Rules: mustRules(t, []string{"api.example"}, nil, nil), Resolve: publicNames.resolve, Upstream: up.url(nil)})
 	_, status, body := p.connect(t, "api.example:443")
 	assert.Equal(t, "502 Bad Gateway", status)
 	assert.Contains(t, body, `corral: cannot reach api.example:443: upstream proxy answered "407 Proxy Authentication Required"`)
@@ -205,4 +207,51 @@ func TestFromEnvironment(t *testing.T) {
 	}
 	_, err := New(Options{Upstream: &url.URL{Scheme: "socks5", Host: "x:1"}})
 	assert.EqualError(t, err, `egress: upstream proxy socks5://x:1: scheme "socks5" is not supported (http or https)`)
+}
+
+// TestUpstreamKeepsTheRules: through an upstream proxy, a name is still
+// resolved and its addresses checked here before the upstream is asked:
+// one that resolves to loopback, to the host's own address or to a mix
+// of a public address and an internal one is refused and never reaches
+// the upstream. The control: with loopback allowed, the same name
+// reaches the server through the upstream, as it would without the
+// check.
+func TestUpstreamKeepsTheRules(t *testing.T) {
+	echo := echoServer(t)
+	names := mapResolver{
+		"loop.example":  {"127.0.0.1"},
+		"mixed.example": {"8.8.8.8", "127.0.0.1"},
+		"test.example":  {"198.51.100.7"},
+	}
+	for _, tt := range []struct {
+		name   string
+		ips    []string
+		reason string
+	}{
+		{"loop.example", nil, "resolves to 127.0.0.1, which is loopback and not in allowed IPs"},
+		{"mixed.example", nil, "resolves to 127.0.0.1, which is loopback and not in allowed IPs, and the upstream proxy would choose among its addresses itself"},
+		{"test.example", nil, "resolves to 198.51.100.7, which is special-purpose (documentation, TEST-NET-2) and not in allowed IPs"},
+		{"loop.example", loopback, ""},
+	} {
+		up := newFakeUpstream(t, names)
+		p := startProxy(t, Options{
+			Rules:   mustRules(t, []string{"loop.example", "mixed.example", "test.example"}, nil, tt.ips),
+			Resolve: names.resolve, Upstream: up.url(nil),
+		})
+		target := fmt.Sprintf("%s:%d", tt.name, echo)
+		c, status, _ := p.connect(t, target)
+		_, serr := p.socksDial(target)
+		if tt.reason == "" {
+			require.NotNil(t, c, "control: %s", status)
+			echoes(t, c)
+			c.Close()
+			require.NoError(t, serr)
+			assert.Len(t, up.requests(), 2, "control: through the upstream")
+			continue
+		}
+		assert.Equal(t, "403 corral: blocked "+target+" ("+tt.reason+")", status)
+		assert.Error(t, serr)
+		assert.Empty(t, up.requests(), "%s never reached the upstream", tt.name)
+		assert.Len(t, p.refusals.all(), 2)
+	}
 }

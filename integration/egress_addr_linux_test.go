@@ -94,20 +94,22 @@ func TestEgressLandlockRungReachesOnlyTheProxyAddress(t *testing.T) {
 
 // A non-blocking connect to the proxy answers EINPROGRESS and completes,
 // as the kernel's own would: the init's connect is made on the command's
-// socket, whose flags it shares.
+// socket, whose flags it shares. The request gives the proxy's
+// credential, from the user information of HTTP_PROXY.
 func TestEgressLandlockRungNonBlockingConnect(t *testing.T) {
 	requireTool(t, "python3")
 	s := newEgressScene(t)
 	sb, _ := rungSandbox(t, corral.RungLandlock, s.config([]string{"allowed.test"}, nil))
 	script := `python3 -c '
-import os, select, socket, urllib.parse
+import base64, os, select, socket, urllib.parse
 u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+auth = b"Proxy-Authorization: Basic " + base64.b64encode((u.username + ":" + u.password).encode()) + b"\r\n"
 s = socket.socket(); s.setblocking(False)
 print("connect", os.strerror(s.connect_ex((u.hostname, u.port))))
 select.select([], [s], [], 20)
 print("result", s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))
 s.setblocking(True)
-s.sendall(b"GET http://allowed.test:` + strconv.Itoa(s.http) + `/ HTTP/1.0\r\n\r\n")
+s.sendall(b"GET http://allowed.test:` + strconv.Itoa(s.http) + `/ HTTP/1.0\r\n" + auth + b"\r\n")
 print(s.makefile().read())
 '`
 	r := s.run(sb, script)

@@ -702,17 +702,25 @@ func (s *egressScene) connectionCap(sb *corral.Sandbox, logs func() []string) {
 	require.Equal(t, 0, r.code, r.String())
 	require.Contains(t, r.stdout, "status 200", "control: %s", r.String())
 
-	// Two tunnels through SOCKS5 are held open while curl runs. A
+	// Two tunnels through SOCKS5 are held open while curl runs, with
+	// the proxy's credential when ALL_PROXY carries one. A
 	// connection of the control's may still be counted a moment after it
 	// ended: a refused tunnel is tried again.
 	r = s.run(sb, fmt.Sprintf(`python3 -c '
-import os, socket, struct, subprocess, sys, time
-port = int(os.environ["ALL_PROXY"].rsplit(":", 1)[1])
+import os, socket, struct, subprocess, sys, time, urllib.parse
+u = urllib.parse.urlsplit(os.environ["ALL_PROXY"])
 def tunnel():
     for _ in range(200):
-        s = socket.create_connection(("127.0.0.1", port), timeout=20)
-        s.sendall(b"\x05\x01\x00")
-        assert s.recv(2) == b"\x05\x00"
+        s = socket.create_connection(("127.0.0.1", u.port), timeout=20)
+        if u.password:
+            s.sendall(b"\x05\x01\x02")
+            assert s.recv(2) == b"\x05\x02"
+            user, pw = u.username.encode(), u.password.encode()
+            s.sendall(bytes([1, len(user)]) + user + bytes([len(pw)]) + pw)
+            assert s.recv(2) == b"\x01\x00"
+        else:
+            s.sendall(b"\x05\x01\x00")
+            assert s.recv(2) == b"\x05\x00"
         h = b"echo.test"
         s.sendall(b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", %d))
         if s.recv(10)[1] == 0:

@@ -103,16 +103,17 @@ func TestEgressLandlockRungNonDumpable(t *testing.T) {
 	sb, _ := rungSandbox(t, corral.RungLandlock, s.config([]string{"allowed.test"}, nil))
 	script := func(dumpable int) string {
 		return `python3 -c '
-import ctypes, os, socket, urllib.parse
+import base64, ctypes, os, socket, urllib.parse
 ctypes.CDLL(None).prctl(4, ` + strconv.Itoa(dumpable) + `, 0, 0, 0)
 u = urllib.parse.urlsplit(os.environ["HTTP_PROXY"])
+auth = b"Proxy-Authorization: Basic " + base64.b64encode((u.username + ":" + u.password).encode()) + b"\r\n"
 s = socket.socket()
 try:
     s.connect((u.hostname, u.port))
 except OSError as e:
     print("connect", e.strerror)
     raise SystemExit
-s.sendall(b"GET http://allowed.test:` + strconv.Itoa(s.http) + `/ HTTP/1.0\r\n\r\n")
+s.sendall(b"GET http://allowed.test:` + strconv.Itoa(s.http) + `/ HTTP/1.0\r\n" + auth + b"\r\n")
 print(s.makefile().read())
 '`
 	}

@@ -67,9 +67,10 @@
 //
 // [URLChecker] refuses URLs that are not http or https, that name a cloud
 // metadata service, or whose host resolves to an address that is not public
-// (loopback, private, link-local, carrier-grade NAT, broadcast,
-// unspecified, IPv6 unique-local and link-local, and IPv4 addresses in
-// IPv6 forms). [DialControl] and [NewTransport] check the address each
+// (every IANA special-purpose range: loopback, private, link-local,
+// carrier-grade NAT, documentation, ...; multicast, broadcast, unspecified;
+// an address of the host's own interfaces; and IPv4 addresses in IPv6
+// forms). [DialControl] and [NewTransport] check the address each
 // connection actually dials.
 //
 // # Unsandboxed helpers

@@ -80,7 +80,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.network, "net", "host", "network: host, none, or allow (only --allow-domain names, through a proxy)")
 	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
 	fl.StringArrayVar(&f.denyDomain, "deny-domain", nil, "with --net allow, refuse `NAME[:PORT]` even when allowed (repeatable)")
-	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private and loopback ranges are refused otherwise; repeatable)")
+	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private, loopback and other special-purpose ranges and the host's own addresses are refused otherwise; 127.0.0.1/32 opens every service on the host's loopback; repeatable)")
 	fl.StringVar(&f.proxyConns, "proxy-connections", "",
 		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")

@@ -1,7 +1,9 @@
 // Package netrule is corral's one definition of the addresses and names that
 // are not the public internet: loopback, private, link-local, carrier-grade
-// NAT, cloud metadata services, and the spellings that reach them (IPv6 forms
-// embedding an IPv4 address, shorthand IPv4 literals, metadata host names).
+// NAT, cloud metadata services, the rest of IANA's special-purpose ranges,
+// the addresses of this host's own interfaces, and the spellings that reach
+// them (IPv6 forms embedding an IPv4 address, shorthand IPv4 literals,
+// metadata host names).
 // The browsing checks of package tools and the egress proxy both apply it,
 // so the two cannot disagree on what is internal.
 package netrule
@@ -27,9 +29,14 @@ var metadataAddrs = []blockedRange{
 	{netip.MustParsePrefix("100.100.100.200/32"), "a cloud metadata endpoint"},
 }
 
-// blockedRanges are addresses that are not the public internet: the host
-// itself, private networks, link-local and carrier-grade NAT space, and
-// addresses that are not unicast destinations at all.
+// blockedRanges are addresses that are not the public internet: the
+// ranges of IANA's IPv4 and IPv6 special-purpose address registries
+// (loopback, private and unique-local networks, link-local, carrier-grade
+// NAT, documentation, benchmarking, protocol assignments, Teredo, ORCHID,
+// AS112, ...), multicast, and addresses that are not unicast destinations
+// at all. A registry entry that is "globally reachable" (an anycast
+// service, AS112's sinks) is refused all the same: no command has a use
+// for it that an allowed range would not serve.
 var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified (this network)"},
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
@@ -38,11 +45,28 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
 	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (shared address space)"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "special-purpose (IETF protocol assignments)"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "special-purpose (documentation, TEST-NET-1)"},
+	{netip.MustParsePrefix("192.31.196.0/24"), "special-purpose (AS112)"},
+	{netip.MustParsePrefix("192.52.193.0/24"), "special-purpose (AMT)"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "special-purpose (6to4 relay anycast)"},
+	{netip.MustParsePrefix("192.175.48.0/24"), "special-purpose (AS112 direct delegation)"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "special-purpose (benchmarking)"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "special-purpose (documentation, TEST-NET-2)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "special-purpose (documentation, TEST-NET-3)"},
 	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
 	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("100::/64"), "special-purpose (discard-only)"},
+	{netip.MustParsePrefix("100:0:0:1::/64"), "special-purpose (dummy prefix)"},
+	{netip.MustParsePrefix("2001::/32"), "special-purpose (Teredo)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "special-purpose (documentation)"},
+	{netip.MustParsePrefix("2001::/23"), "special-purpose (IETF protocol assignments)"},
+	{netip.MustParsePrefix("2620:4f:8000::/48"), "special-purpose (AS112)"},
+	{netip.MustParsePrefix("3fff::/20"), "special-purpose (documentation)"},
+	{netip.MustParsePrefix("5f00::/16"), "special-purpose (segment routing)"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
@@ -65,7 +89,9 @@ var embeddingRanges = []struct {
 
 // BlockedAddr reports whether a is outside the public internet, so that a
 // connection made on a model's behalf must not reach it, and why
-// ("loopback", "private", "a cloud metadata endpoint", ...). An IPv6 address
+// ("loopback", "private", "a cloud metadata endpoint", "an address of this
+// host", ...): a special-purpose range, or an address of one of this
+// host's interfaces as they are at the time of the call. An IPv6 address
 // that carries an IPv4 one is judged by the IPv4 address.
 func BlockedAddr(a netip.Addr) (string, bool) {
 	if !a.IsValid() {
@@ -84,6 +110,12 @@ func BlockedAddr(a netip.Addr) (string, bool) {
 				return r.what, true
 			}
 		}
+	}
+	switch host, err := IsHostAddr(a); {
+	case err != nil:
+		return "maybe an address of this host, whose addresses cannot be read: " + err.Error(), true
+	case host:
+		return "an address of this host", true
 	}
 	return "", false
 }
