@@ -49,6 +49,8 @@ func TestResolveErrors(t *testing.T) {
 		{"protect unclean", Config{Workspace: ws, Protect: []string{"tools//hooks/"}}, "config Protect: tools//hooks/: not clean (want tools/hooks)"},
 		{"protect empty", Config{Workspace: ws, Protect: []string{""}}, "config Protect"},
 		{"protect dot", Config{Workspace: ws, Protect: []string{"."}}, "config Protect"},
+		{"protect star", Config{Workspace: ws, Protect: []string{"*"}}, "config Protect: *: a pattern needs the end names share (*.code-workspace)"},
+		{"protect pattern with a slash", Config{Workspace: ws, Protect: []string{"*.x/y"}}, "config Protect: *.x/y: a pattern matches a name at every depth and holds no slash"},
 		{"protect held", Config{Workspace: ws, Protect: []string{".corral-held"}}, "config Protect"},
 		{"protect and allow", Config{Workspace: ws, Protect: []string{".envrc"}, AllowPlanting: []string{".envrc"}}, "config Protect: .envrc: AllowPlanting lists it too"},
 		{"hide the root", Config{Workspace: ws, HiddenPaths: []string{"/"}}, "cannot hide the root"},

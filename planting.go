@@ -71,6 +71,10 @@ func protectInvalid(n string) string {
 		return "holds a NUL byte"
 	case n == guard.HeldDir:
 		return "where held entries are moved to"
+	case n == "*":
+		return "a pattern needs the end names share (*.code-workspace)"
+	case strings.HasPrefix(n, "*") && strings.Contains(n, "/"):
+		return "a pattern matches a name at every depth and holds no slash"
 	}
 	return ""
 }

@@ -88,7 +88,11 @@ func (s *Session) MayProtect(name string) bool {
 			}
 		}
 	}
-	return s.parts[name]
+	if s.parts[name] {
+		return true
+	}
+	_, ok := s.anywhereName(name) // a pattern's (*.code-workspace)
+	return ok
 }
 
 // Protects tells whether a new entry name in directory dir (an absolute,
@@ -107,9 +111,8 @@ func (s *Session) Protects(dir, name string) (string, bool) {
 	if root == "" && dir != "" {
 		return "", false
 	}
-	s.anywhereInForce()
-	if s.anywhere[name] {
-		return name, true
+	if n, ok := s.anywhereName(name); ok {
+		return n, true
 	}
 	if root == "" {
 		return "", false

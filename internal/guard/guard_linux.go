@@ -44,6 +44,7 @@ type Session struct {
 	// elements of every name in force (see MayProtect); buf is the
 	// walk's getdents buffer.
 	anywhere map[string]bool
+	patterns []string // of anywhere: the suffixes of names that are patterns (*.code-workspace)
 	parts    map[string]bool
 	buf      []byte
 	tmpfs    int // detached tmpfs holding the stages' upper layers, or -1
@@ -423,7 +424,7 @@ func (s *Session) list(dir string, top bool) (names, subdirs []string, head, ok 
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			if s.anywhere[string(name)] {
+			if _, ok := s.anywhereName(string(name)); ok {
 				names = append(names, string(name))
 				continue
 			}
@@ -454,7 +455,7 @@ func (s *Session) inForce(dir string, top bool, d dirState) (names, subdirs []st
 	s.anywhereInForce()
 	subdirs = slices.Clone(d.subdirs)
 	for _, n := range d.names {
-		if s.anywhere[n] {
+		if _, ok := s.anywhereName(n); ok {
 			names = append(names, n)
 			continue
 		}
@@ -473,9 +474,27 @@ func (s *Session) anywhereInForce() {
 		for _, n := range s.names {
 			if e, ok := Lookup(n); !ok || e.Anywhere { // a name of the user's own: at every depth
 				s.anywhere[n] = true
+				if suffix, ok := strings.CutPrefix(n, "*"); ok {
+					s.patterns = append(s.patterns, suffix)
+				}
 			}
 		}
 	}
+}
+
+// anywhereName returns the name in force for every depth that name is, or
+// whose pattern it matches (*.code-workspace).
+func (s *Session) anywhereName(name string) (string, bool) {
+	s.anywhereInForce()
+	if s.anywhere[name] {
+		return name, true
+	}
+	for _, p := range s.patterns {
+		if len(name) > len(p) && strings.HasSuffix(name, p) {
+			return "*" + p, true
+		}
+	}
+	return "", false
 }
 
 // join is path.Join for a clean dir and a plain name, without cleaning.

@@ -223,7 +223,7 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 			break
 		}
 		at = join(at, part)
-		if s.anywhere[part] {
+		if _, ok := s.anywhereName(part); ok {
 			if part == GitDir {
 				return Git, at
 			}

@@ -109,9 +109,7 @@ var list = []Entry{
 	{".mise.local.toml", true, "mise: hooks on entering the directory, tasks, env sourced from scripts"},
 	{".tool-versions", true, "asdf, mise: the plugin versions installed and run on entering the directory"},
 	{".pnpmfile.cjs", true, "pnpm: hooks run on every install (readPackage, afterAllResolved)"},
-	// Not listed: *.code-workspace (VS Code's multi-root workspace: tasks,
-	// settings) is a pattern, not a name; the walk and the creator match
-	// names exactly. Protect a known one with Config.Protect.
+	{"*.code-workspace", true, "VS Code: a multi-root workspace's tasks (run when it opens), settings, launch configurations"},
 	{".bashrc", false, "bash"},
 	{".bash_profile", false, "bash login"},
 	{".bash_login", false, "bash login"},
@@ -197,16 +195,27 @@ func Names() []string {
 	return out
 }
 
-// Lookup returns the entry named name. It allocates nothing: the walk and
-// the creator call it for every name in force.
+// Lookup returns the entry named name, or whose pattern name matches (see
+// Entry.Matches). It allocates nothing: the walk and the creator call it
+// for every name in force.
 func Lookup(name string) (Entry, bool) {
-	if i := slices.IndexFunc(list, func(e Entry) bool { return e.Name == name }); i >= 0 {
+	if i := slices.IndexFunc(list, func(e Entry) bool { return e.Matches(name) }); i >= 0 {
 		return list[i], true
 	}
 	userMu.RLock()
 	defer userMu.RUnlock()
-	if i := slices.IndexFunc(user, func(e Entry) bool { return e.Name == name }); i >= 0 {
+	if i := slices.IndexFunc(user, func(e Entry) bool { return e.Matches(name) }); i >= 0 {
 		return user[i], true
 	}
 	return Entry{}, false
+}
+
+// Matches tells whether name is e's: its name, or, for a name that starts
+// with "*" (a pattern, *.code-workspace), any longer name that ends as it
+// does.
+func (e Entry) Matches(name string) bool {
+	if suffix, ok := strings.CutPrefix(e.Name, "*"); ok {
+		return name == e.Name || len(name) > len(suffix) && strings.HasSuffix(name, suffix)
+	}
+	return e.Name == name
 }
