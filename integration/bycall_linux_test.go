@@ -172,3 +172,25 @@ func TestChmodThroughADescriptorLink(t *testing.T) {
 		assert.Equal(t, "700\n640\n", r.stdout, "boxed=%v: %s", boxed, r)
 	}
 }
+
+// A driver the user's own git config defines runs from the top of every
+// worktree (nbstripout --install --global): the module it runs there is
+// protected as the repository's own drivers' are. Without the sandbox the
+// command's module lands, for the host's next git add to run.
+func TestGlobalDriverModule(t *testing.T) {
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		home := realDirOutsideTmp(t) // the init reads it from the sandbox's view, where /tmp is its own
+		t.Setenv("HOME", home)
+		require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"),
+			[]byte("[filter \"nb\"]\n\tclean = \"/usr/bin/python3\" -m nbglobal\n"), 0o644))
+		hostGit(t, w, `git init -q`)
+		var r result
+		if boxed {
+			r = w.sandboxed(w.config(), `echo evil > nbglobal.py`)
+		} else {
+			r = w.bare(`echo evil > nbglobal.py`)
+		}
+		assert.Equal(t, !boxed, fileHas(filepath.Join(w.ws, "nbglobal.py"), "evil"), "boxed=%v: %s", boxed, r)
+	}
+}

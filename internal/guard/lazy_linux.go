@@ -159,12 +159,27 @@ func (s *Session) hooksOf(r, gitdir string, roots []string) {
 			s.linkTargets(r, t, roots, false)
 		}
 	}
-	// What else the config makes git run from the worktree, or read as
-	// config: a driver's script, an included file. It is protected where
-	// it lies in a writable root, made by the command or not.
+	s.configRuns(entries, r, gitdir, roots)
+	// The user's and the system's config define drivers for every
+	// repository (nbstripout --install --global): run from this worktree's
+	// top too.
+	for _, f := range s.globalConfigs() {
+		if b, err := os.ReadFile(f); err == nil {
+			if g, err := ParseConfig(b); err == nil {
+				s.configRuns(g, r, path.Dir(f), roots)
+			}
+		}
+	}
+}
+
+// configRuns protects what config entries make git run from the worktree
+// at the top of root r, or read as config, where it lies in a writable
+// root, made by the command or not: a driver's script, an included file
+// (relative to dir, the config file's directory).
+func (s *Session) configRuns(entries []ConfigEntry, r, dir string, roots []string) {
 	for _, p := range ConfigRuns(entries) {
 		if rest, ok := strings.CutPrefix(p, GitDirToken+"/"); ok {
-			p = path.Join(gitdir, rest)
+			p = path.Join(dir, rest)
 		} else if !path.IsAbs(p) {
 			p = path.Join(r, p)
 		}
@@ -175,6 +190,17 @@ func (s *Session) hooksOf(r, gitdir string, roots []string) {
 			s.linked = append(s.linked, p)
 		}
 	}
+}
+
+// globalConfigs are the git config files that apply to every repository of
+// the caller's: the system's, and each home's ~/.gitconfig and
+// ~/.config/git/config.
+func (s *Session) globalConfigs() []string {
+	out := []string{"/etc/gitconfig"}
+	for _, h := range s.homes {
+		out = append(out, path.Join(h, ".gitconfig"), path.Join(h, ".config/git/config"))
+	}
+	return out
 }
 
 // Within tells what holds dir, a directory a command's call writes in (an
