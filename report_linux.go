@@ -15,7 +15,7 @@ import (
 // caller configured it by: a hidden path is "hidden by --hide ~/.ssh" when
 // the caller hid it, "hidden credential store ~/.aws" when corral did.
 func (s *spec) violation(v nsjail.Violation) Violation {
-	out := Violation{Kind: ViolationKind(v.Kind), Target: v.Path, Process: v.Process, Count: v.Count}
+	out := Violation{Kind: ViolationKind(v.Kind), Target: v.Path, Process: v.Process, Count: v.Count, Probe: v.Probe}
 	switch v.Reason {
 	case nsjail.ReasonOutside:
 		out.Rule = "outside the writable paths"
@@ -42,6 +42,7 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 	default:
 		out.Rule = string(v.Reason)
 	}
+	out.Allow = out.Allows()
 	return out
 }
 
@@ -51,10 +52,25 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 // several for them.
 func filterRule(call, errno string) string {
 	rule := "system call filter, " + errno
-	if why := seccomp.WhyNamed(call, errno); why != "" {
+	name, family, _ := strings.Cut(call, "(")
+	why := seccomp.WhyNamed(name, errno)
+	if w, ok := socketWhy[strings.TrimSuffix(family, ")")+" "+errno]; ok {
+		why = w
+	}
+	if why != "" {
 		rule += ": " + why
 	}
 	return rule
+}
+
+// socketWhy says why the filter refuses a socket of a family ("AF_UNIX
+// EPERM"), where the policy has several reasons for socket and one errno.
+var socketWhy = map[string]string{
+	"AF_UNIX EPERM":   "unix sockets reach host daemons through socket files, docker.sock among them",
+	"AF_INET EPERM":   "no network: there is no network namespace to keep the command off the host's",
+	"AF_INET6 EPERM":  "no network: there is no network namespace to keep the command off the host's",
+	"AF_INET EACCES":  "only TCP leaves the sandbox, through the proxy",
+	"AF_INET6 EACCES": "only TCP leaves the sandbox, through the proxy",
 }
 
 // tilde writes p under the home directory as ~/..., as users write it.

@@ -17,12 +17,18 @@ func TestFilterViolation(t *testing.T) {
 	}{
 		{"mount", "EPERM", "system call filter, EPERM: attaches filesystems, which could cover or reveal any path"},
 		{"socket", "EPERM", "system call filter, EPERM"}, // a unix socket, or any network without one
+		{"socket(AF_UNIX)", "EPERM", "system call filter, EPERM: " + socketWhy["AF_UNIX EPERM"]},
+		{"socket(AF_INET6)", "EACCES", "system call filter, EACCES: " + socketWhy["AF_INET6 EACCES"]},
 		{"read", "EPERM", "system call filter, EPERM"},
 	}
 	for _, c := range cases {
 		v := s.violation(nsjail.Violation{Kind: nsjail.KindSyscall, Path: c.call, Reason: nsjail.ReasonFilter, Match: c.errno, Process: "sh", Count: 2})
-		assert.Equal(t, Violation{Kind: ViolationSyscall, Target: c.call, Rule: c.rule, Process: "sh", Count: 2}, v, c.call)
+		want := Violation{Kind: ViolationSyscall, Target: c.call, Rule: c.rule, Process: "sh", Count: 2}
+		want.Allow = want.Allows()
+		assert.Equal(t, want, v, c.call)
 	}
-	assert.Equal(t, "refused 2 system calls (system call filter, EPERM), e.g. read",
+	assert.Equal(t, "refused 2 system calls (system call filter, EPERM), e.g. read; no setting allows it",
 		Summary([]Violation{{Kind: ViolationSyscall, Target: "read", Rule: "system call filter, EPERM", Count: 2}}))
+	probe := s.violation(nsjail.Violation{Kind: nsjail.KindSyscall, Path: "socket(AF_UNIX)", Reason: nsjail.ReasonFilter, Match: "EPERM", Probe: true})
+	assert.True(t, probe.Probe, "a probe stays marked")
 }
