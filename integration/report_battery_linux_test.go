@@ -233,3 +233,27 @@ func TestRealRefusalsReportedAccurately(t *testing.T) {
 		})
 	}
 }
+
+// `id` on a host whose nsswitch.conf names systemd has the C library look
+// for systemd's user database (and nscd's socket) over a unix socket,
+// which the filter refuses: listed, marked a probe, and left out of the
+// summary. The same socket asked for by a program itself is no probe
+// (TestRealRefusalsReportedAccurately).
+func TestLibcProbesMarked(t *testing.T) {
+	conf, err := os.ReadFile("/etc/nsswitch.conf")
+	if err != nil || !strings.Contains(string(conf), "systemd") {
+		t.Skip("this host's nsswitch.conf names no systemd module: the C library makes no probe to see")
+	}
+	cfg := corral.Config{Workspace: layDir(t), Report: true}
+	sb, _ := rungSandbox(t, corral.RungFull, cfg)
+	c := sb.Command(context.Background(), "id")
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	v := findViolation(c.Report(), corral.ViolationSyscall, "socket(AF_UNIX)")
+	if v == nil {
+		t.Skip("id made no unix socket here (no nss module that looks for one is installed)")
+	}
+	assert.True(t, v.Probe, "%+v", v)
+	assert.Equal(t, "id", v.Process)
+	assert.Empty(t, corral.Summary(c.Report()))
+}
