@@ -43,7 +43,18 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 		out.Rule = string(v.Reason)
 	}
 	out.Allow = out.Allows()
+	if v.Reason == nsjail.ReasonReadOnly && out.Allow != "" && !s.inWritable(v.Path) {
+		// Under no writable path, it stays read-only without the option.
+		out.Allow = "--writable (writable_paths) without --read-only " + tilde(v.Match)
+	}
 	return out
+}
+
+// inWritable tells whether p, as the command named it, lies under the
+// workspace or a writable path.
+func (s *spec) inWritable(p string) bool {
+	roots := append([]string{s.sandboxWorkspace()}, s.Writable...)
+	return slices.ContainsFunc(roots, func(r string) bool { return r != "" && pathtree.Within(p, r) })
 }
 
 // filterRule says why the system call filter refused call with the errno

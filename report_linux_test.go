@@ -32,3 +32,13 @@ func TestFilterViolation(t *testing.T) {
 	probe := s.violation(nsjail.Violation{Kind: nsjail.KindSyscall, Path: "socket(AF_UNIX)", Reason: nsjail.ReasonFilter, Match: "EPERM", Probe: true})
 	assert.True(t, probe.Probe, "a probe stays marked")
 }
+
+// A read-only path inside a writable one is allowed by leaving its option
+// out; one under no writable path needs --writable as well.
+func TestReadOnlyAllow(t *testing.T) {
+	s := spec{Workspace: "/ws", Writable: []string{"/srv/out"}}
+	in := s.violation(nsjail.Violation{Kind: nsjail.KindWrite, Path: "/ws/data/x", Reason: nsjail.ReasonReadOnly, Match: "/ws/data"})
+	assert.Equal(t, "leaving out --read-only /ws/data (read_only_paths)", in.Allow)
+	out := s.violation(nsjail.Violation{Kind: nsjail.KindWrite, Path: "/opt/x", Reason: nsjail.ReasonReadOnly, Match: "/opt"})
+	assert.Equal(t, "--writable (writable_paths) without --read-only /opt", out.Allow)
+}
