@@ -63,6 +63,21 @@ func say(format string, args ...any) {
 	fmt.Fprintln(os.Stderr, line)
 }
 
+// droppedAllow says what would have let the command write what line (a
+// line of Cmd.Dropped, "path: why") names: "; allow_planting \".git\" in
+// the config file allows it", from the report's entry for it.
+func droppedAllow(vs []corral.Violation, line string) string {
+	p, _, _ := strings.Cut(line, ": ")
+	for _, v := range vs {
+		if v.Kind == corral.ViolationPlant && v.Target == p {
+			if a := v.Allows(); a != "" {
+				return "; " + a + " allows it"
+			}
+		}
+	}
+	return ""
+}
+
 // termReset puts a terminal back to plain text: the ASCII character set
 // shifted in (SI, then G0 as ASCII) and every attribute off (SGR 0).
 const termReset = "\x0f\x1b(B\x1b[0m"

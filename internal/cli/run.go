@@ -330,7 +330,7 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
 	}
 	for _, d := range c.Dropped() {
-		say("corral: dropped %s", d)
+		say("corral: dropped %s", d+droppedAllow(c.Report(), d))
 	}
 	for _, v := range c.LimitsHit() {
 		say("corral: hit the %s limit (%s)", v.Target, v.Rule)
