@@ -65,3 +65,48 @@ func TestRunLinesOnATerminal(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(got, "\x1b[7mcorral"), "the command's own line is not marked: %q", got)
 	assert.Contains(t, got, fake, "the command's line is as it wrote it")
 }
+
+// Everyday commands through corral run itself, with and without --scope,
+// print no corral: line: not mkdir -p of what exists, not rm -f of what
+// does not, not the C library's probes of `ls -l` and `id`, not the caches
+// npm and git write in the persistent home. The last command, a real
+// refusal, prints one.
+func TestRunEverydayPrintsNothing(t *testing.T) {
+	needsSandbox(t)
+	ws := workspace(t)
+	state := workspace(t)
+	scope := []string{"--scope", "everyday", "--state-dir", state}
+	tests := []struct {
+		script string
+		scoped bool
+		needs  string
+	}{
+		{script: "ls -l / >/dev/null && id && whoami"},
+		{script: "mkdir -p /usr/lib /tmp/x && rm -f /usr/no-such-file"},
+		{script: "echo x > f && mkdir -p d && mv f d/ && rm -r d"},
+		{script: "ls -la ~ >/dev/null && mkdir -p ~/.cache/everyday && echo x > ~/.cache/everyday/f", scoped: true},
+		{script: "git init -q r && git -C r -c user.name=t -c user.email=t@t commit -q --allow-empty -m x", needs: "git"},
+		{script: `mkdir -p p app && echo '{"name":"p","version":"1.0.0"}' > p/package.json && cd app && echo '{"name":"app"}' > package.json &&
+			npm install --offline --no-audit --no-fund ../p >/dev/null`, scoped: true, needs: "npm"},
+	}
+	for i, tt := range tests {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			if tt.needs != "" {
+				if _, err := exec.LookPath(tt.needs); err != nil {
+					t.Skip(tt.needs + " is not installed on this host")
+				}
+			}
+			args := []string{"run"}
+			if tt.scoped {
+				args = append(args, scope...)
+			}
+			_, stderr, code := cli(t, ws, append(args, "--", "sh", "-c", tt.script)...)
+			assert.Equal(t, 0, code, "%s: %s", tt.script, stderr)
+			assert.NotContains(t, stderr, "corral:", tt.script)
+		})
+	}
+	target := refusedTarget(t)
+	_, stderr, code := cli(t, ws, append(append([]string{"run"}, scope...), "--", "sh", "-c", "echo x 2>/dev/null > "+target+"; ls -l >/dev/null; id >/dev/null")...)
+	assert.Equal(t, 0, code, stderr)
+	assert.Equal(t, "corral: refused 1 write (outside the writable paths), e.g. "+target+"; --writable (writable_paths) allows it\n", stderr)
+}
