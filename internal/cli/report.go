@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/corralhq/corral"
 )
@@ -53,7 +54,7 @@ func (r *reportSink) write(vs []corral.Violation) error {
 // the line shows whatever state the command left the terminal in.
 func say(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
-	if sayMarked {
+	if sayMarked() {
 		if rest, ok := strings.CutPrefix(line, "corral:"); ok {
 			line = termReset + "\x1b[7mcorral\x1b[27m:" + rest
 		} else {
@@ -83,7 +84,8 @@ func droppedAllow(vs []corral.Violation, line string) string {
 const termReset = "\x0f\x1b(B\x1b[0m"
 
 // sayMarked tells whether stderr is a terminal, where say marks its lines.
-var sayMarked = isTerminal(int(os.Stderr.Fd()))
+// Descriptor 2 is asked directly: os.Stderr.Fd would make it blocking.
+var sayMarked = sync.OnceValue(func() bool { return isTerminal(2) })
 
 // unsaid leaves out the kinds `run` has already given a line each: what a
 // protected name kept from the host ("corral: dropped ..."), refused
