@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/term"
+
 	"github.com/corralhq/corral"
 )
 
@@ -61,6 +63,11 @@ func say(format string, args ...any) {
 			line = termReset + line
 		}
 	}
+	if sayMarked() {
+		// A terminal the command's own (corral run -t) has in raw mode
+		// while it runs does not turn a newline into a new line.
+		line += "\r"
+	}
 	fmt.Fprintln(os.Stderr, line)
 }
 
@@ -85,7 +92,7 @@ const termReset = "\x0f\x1b(B\x1b[0m"
 
 // sayMarked tells whether stderr is a terminal, where say marks its lines.
 // Descriptor 2 is asked directly: os.Stderr.Fd would make it blocking.
-var sayMarked = sync.OnceValue(func() bool { return isTerminal(2) })
+var sayMarked = sync.OnceValue(func() bool { return term.IsTerminal(2) })
 
 // unsaid leaves out the kinds `run` has already given a line each: what a
 // protected name kept from the host ("corral: dropped ..."), refused
