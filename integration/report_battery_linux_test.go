@@ -39,7 +39,7 @@ var battery = []everyday{
 	{name: "rm -rf missing", script: "rm -rf /usr/no-such-dir \"$WS/no-such-dir\""},
 	{name: "files in the workspace", script: "cd \"$WS\" && echo x > f && cp f g && mv g h && ln -s h l && readlink l && cat f h && rm f h l"},
 	{name: "sed -i", script: "cd \"$WS\" && printf 'a\\nb\\n' > s && sed -i s/a/c/ s && grep -q c s"},
-	{name: "tar", script: "cd \"$WS\" && mkdir -p t/d && echo x > t/d/f && tar czf t.tgz t && tar tzf t.tgz >/dev/null && mkdir u && tar --no-same-owner --no-same-permissions -xzf t.tgz -C u && test -f u/t/d/f"},
+	{name: "tar", script: "cd \"$WS\" && mkdir -p t/d && echo x > t/d/f && tar czf t.tgz t && tar tzf t.tgz >/dev/null && mkdir u && tar xzf t.tgz -C u && test -f u/t/d/f"},
 	{name: "find and grep", script: "find /etc -maxdepth 1 -name 'host*' >/dev/null; grep -r root /etc/passwd >/dev/null; find \"$WS\" -type f >/dev/null"},
 	{name: "tmp", script: "f=$(mktemp) && echo x > \"$f\" && rm \"$f\" && d=$(mktemp -d) && rmdir \"$d\""},
 	{name: "shell redirections", script: "echo x >/dev/null; echo y >&2 2>/dev/null; cat </dev/null; : > /dev/null"},
