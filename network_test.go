@@ -138,7 +138,7 @@ func TestViolationLogCountsRepeatsAndLogsTheFirst(t *testing.T) {
 	assert.Equal(t, 2, got[0].Count)
 	assert.Equal(t, 1, got[1].Count)
 	assert.Len(t, lines, 2)
-	assert.Equal(t, "corral: blocked evil.example:443 (not in allowed domains)", violationLine(v))
+	assert.Equal(t, "corral: blocked evil.example:443 (not in allowed domains); --allow-domain evil.example (allowed_domains) allows it", violationLine(v))
 }
 
 func TestNetworkEnforcementSaysWhatEachRungDoes(t *testing.T) {

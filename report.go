@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -46,6 +47,16 @@ type Violation struct {
 	// Process is the name of the process that was refused, when known.
 	Process string `json:"process,omitempty"`
 	Count   int    `json:"count"`
+	// Allow names what would allow it, as the corral run flag and the
+	// config file's key: "--writable (writable_paths)"; empty when nothing
+	// does (see [Violation.Allows]).
+	Allow string `json:"allow,omitempty"`
+	// Probe marks a call the C library makes on its own and does without
+	// when refused, as on a host that lacks what it looks for: glibc's
+	// look for nscd's socket, an nss module's for systemd's user database,
+	// made by every `ls -l` or `id`. It is listed here and left out of
+	// [Summary].
+	Probe bool `json:"probe,omitempty"`
 }
 
 // RuleOmitted is the Rule of the entry that stands, per kind, for the
@@ -171,9 +182,10 @@ func protectedIn(p string) string {
 type violationKey struct {
 	kind         ViolationKind
 	target, rule string
+	probe        bool
 }
 
-func keyOf(v Violation) violationKey { return violationKey{v.Kind, v.Target, v.Rule} }
+func keyOf(v Violation) violationKey { return violationKey{v.Kind, v.Target, v.Rule, v.Probe} }
 
 // violations is a command's report: bounded (maxViolations distinct
 // entries, then one per kind), safe for concurrent use.
@@ -254,30 +266,36 @@ func (r *violations) list() []Violation {
 }
 
 // Summary says in one line what vs holds, for a person or a model reading
-// a command's output: the largest group of refusals with an example, and
-// how many others; "" for none. For instance "refused 3 writes (outside the
-// writable paths), e.g. /home/u/.bashrc; 2 other refusals".
+// a command's output: the most significant group of refusals (by kind, see
+// significance, then by count) with an example and what would allow it,
+// and how many others; "" for none. Probes (see [Violation.Probe]) are
+// left out. For instance "refused 3 writes (outside the writable paths),
+// e.g. /home/u/.bashrc; --writable (writable_paths) allows it; 2 other
+// refusals".
 func Summary(vs []Violation) string {
 	type group struct {
 		kind    ViolationKind
 		rule    string
 		count   int
-		example string
+		example Violation
 	}
 	var groups []*group
 	total := 0
 	for _, v := range vs {
+		if v.Probe {
+			continue
+		}
 		n := max(v.Count, 1)
 		total += n
 		i := slices.IndexFunc(groups, func(g *group) bool { return g.kind == v.Kind && g.rule == v.Rule })
 		if i < 0 {
-			groups = append(groups, &group{kind: v.Kind, rule: v.Rule})
+			groups = append(groups, &group{kind: v.Kind, rule: v.Rule, example: v})
 			i = len(groups) - 1
 		}
 		g := groups[i]
 		g.count += n
-		if g.example == "" {
-			g.example = v.Target
+		if g.example.Target == "" {
+			g.example = v
 		}
 	}
 	if len(groups) == 0 {
@@ -285,18 +303,79 @@ func Summary(vs []Violation) string {
 	}
 	top := groups[0]
 	for _, g := range groups[1:] {
-		if g.count > top.count {
+		if d := significance(g.kind) - significance(top.kind); d > 0 || d == 0 && g.count > top.count {
 			top = g
 		}
 	}
 	s := fmt.Sprintf("refused %d %s (%s)", top.count, kindNoun(top.kind, top.count), top.rule)
-	if top.example != "" {
-		s += ", e.g. " + top.example
+	if top.example.Target != "" {
+		s += ", e.g. " + top.example.Target
+	}
+	if top.rule != RuleOmitted {
+		s += "; " + allowsClause(top.example)
 	}
 	if rest := total - top.count; rest > 0 {
 		s += fmt.Sprintf("; %d other %s", rest, plural("refusal", rest))
 	}
 	return s
+}
+
+// significance orders the kinds of refusal by what they say of a command,
+// the most significant highest: code planted for the host, a hidden path
+// read, a write refused, a destination, a system call, a limit.
+func significance(k ViolationKind) int {
+	order := []ViolationKind{ViolationLimit, ViolationSyscall, ViolationNetwork, ViolationWrite, ViolationRead, ViolationPlant}
+	return slices.Index(order, k)
+}
+
+// allowsClause says what would allow v: "--writable (writable_paths)
+// allows it", "no setting allows it".
+func allowsClause(v Violation) string {
+	if a := v.Allows(); a != "" {
+		return a + " allows it"
+	}
+	return "no setting allows it"
+}
+
+// Allows names what would allow v: its Allow when set, else what its kind
+// and rule say, as the corral run flag and (in parentheses) the config
+// file's key; "" when nothing does.
+func (v Violation) Allows() string {
+	if v.Allow != "" {
+		return v.Allow
+	}
+	rule, target := v.Rule, v.Target
+	switch {
+	case v.Kind == ViolationWrite && rule == "outside the writable paths":
+		return "--writable (writable_paths)"
+	case strings.HasPrefix(rule, "read-only by --read-only "):
+		return "leaving out " + strings.TrimPrefix(rule, "read-only by ") + " (read_only_paths)"
+	case strings.HasPrefix(rule, "hidden by --hide "):
+		return "leaving out " + strings.TrimPrefix(rule, "hidden by ") + " (hidden_paths)"
+	case strings.HasPrefix(rule, "hidden credential store "):
+		return "--reveal " + strings.TrimPrefix(rule, "hidden credential store ") + " (reveal)"
+	case strings.HasPrefix(rule, "protected: "):
+		name := strings.TrimPrefix(rule, "protected: ")
+		if strings.HasPrefix(name, ".git/") {
+			name = ".git" // planting allowed for a repository's whole git directory
+		}
+		return "allow_planting " + strconv.Quote(name) + " in the config file"
+	case v.Kind == ViolationNetwork && strings.HasPrefix(rule, "not in allowed domains"):
+		host, _, _ := strings.Cut(target, ":")
+		if strings.HasPrefix(target, "[") {
+			host = target
+		}
+		return "--allow-domain " + host + " (allowed_domains)"
+	case v.Kind == ViolationNetwork && strings.Contains(rule, "not in allowed IPs"):
+		return "--allow-ip (allowed_ips)"
+	case v.Kind == ViolationSyscall && (strings.HasPrefix(target, "socket(AF_UNIX)") || strings.HasPrefix(target, "socketpair(AF_UNIX)")):
+		return "--allow-unix-sockets (allow_unix_sockets)"
+	case v.Kind == ViolationSyscall && (target == "ptrace" || target == "pidfd_getfd"):
+		return "allow_ptrace = true in the config file"
+	case v.Kind == ViolationSyscall && strings.HasPrefix(target, "socket(AF_INET") && strings.Contains(rule, "no network"):
+		return "--net host (network)"
+	}
+	return ""
 }
 
 func kindNoun(k ViolationKind, n int) string {

@@ -15,7 +15,7 @@ import (
 // caller configured it by: a hidden path is "hidden by --hide ~/.ssh" when
 // the caller hid it, "hidden credential store ~/.aws" when corral did.
 func (s *spec) violation(v nsjail.Violation) Violation {
-	out := Violation{Kind: ViolationKind(v.Kind), Target: v.Path, Process: v.Process, Count: v.Count}
+	out := Violation{Kind: ViolationKind(v.Kind), Target: v.Path, Process: v.Process, Count: v.Count, Probe: v.Probe}
 	switch v.Reason {
 	case nsjail.ReasonOutside:
 		out.Rule = "outside the writable paths"
@@ -42,7 +42,19 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 	default:
 		out.Rule = string(v.Reason)
 	}
+	out.Allow = out.Allows()
+	if v.Reason == nsjail.ReasonReadOnly && out.Allow != "" && !s.inWritable(v.Path) {
+		// Under no writable path, it stays read-only without the option.
+		out.Allow = "--writable (writable_paths) without --read-only " + tilde(v.Match)
+	}
 	return out
+}
+
+// inWritable tells whether p, as the command named it, lies under the
+// workspace or a writable path.
+func (s *spec) inWritable(p string) bool {
+	roots := append([]string{s.sandboxWorkspace()}, s.Writable...)
+	return slices.ContainsFunc(roots, func(r string) bool { return r != "" && pathtree.Within(p, r) })
 }
 
 // filterRule says why the system call filter refused call with the errno
@@ -51,10 +63,25 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 // several for them.
 func filterRule(call, errno string) string {
 	rule := "system call filter, " + errno
-	if why := seccomp.WhyNamed(call, errno); why != "" {
+	name, family, _ := strings.Cut(call, "(")
+	why := seccomp.WhyNamed(name, errno)
+	if w, ok := socketWhy[strings.TrimSuffix(family, ")")+" "+errno]; ok {
+		why = w
+	}
+	if why != "" {
 		rule += ": " + why
 	}
 	return rule
+}
+
+// socketWhy says why the filter refuses a socket of a family ("AF_UNIX
+// EPERM"), where the policy has several reasons for socket and one errno.
+var socketWhy = map[string]string{
+	"AF_UNIX EPERM":   "unix sockets reach host daemons through socket files, docker.sock among them",
+	"AF_INET EPERM":   "no network: there is no network namespace to keep the command off the host's",
+	"AF_INET6 EPERM":  "no network: there is no network namespace to keep the command off the host's",
+	"AF_INET EACCES":  "only TCP leaves the sandbox, through the proxy",
+	"AF_INET6 EACCES": "only TCP leaves the sandbox, through the proxy",
 }
 
 // tilde writes p under the home directory as ~/..., as users write it.

@@ -12,22 +12,59 @@ func TestSummary(t *testing.T) {
 	w := func(target string, n int) Violation {
 		return Violation{Kind: ViolationWrite, Target: target, Rule: "outside the writable paths", Count: n}
 	}
+	probe := Violation{Kind: ViolationSyscall, Target: "socket(AF_UNIX)", Rule: "system call filter, EPERM", Count: 4, Probe: true}
 	tests := []struct {
 		name string
 		vs   []Violation
 		want string
 	}{
 		{"none", nil, ""},
-		{"one", []Violation{w("/home/u/.bashrc", 1)}, "refused 1 write (outside the writable paths), e.g. /home/u/.bashrc"},
-		{"a group and others", []Violation{
+		{"one", []Violation{w("/home/u/.bashrc", 1)},
+			"refused 1 write (outside the writable paths), e.g. /home/u/.bashrc; --writable (writable_paths) allows it"},
+		{"the most significant first", []Violation{
+			{Kind: ViolationSyscall, Target: "socket(AF_UNIX)", Rule: "system call filter, EPERM", Count: 4},
+			w("/etc/x", 1),
+		}, "refused 1 write (outside the writable paths), e.g. /etc/x; --writable (writable_paths) allows it; 4 other refusals"},
+		{"a plant before writes", []Violation{
+			w("/home/u/.bashrc", 2),
 			{Kind: ViolationPlant, Target: "/ws/.git/hooks", Rule: "protected: .git/hooks", Count: 1},
-			w("/home/u/.bashrc", 2), w("/etc/x", 1),
-		}, "refused 3 writes (outside the writable paths), e.g. /home/u/.bashrc; 1 other refusal"},
+		}, `refused 1 write (protected: .git/hooks), e.g. /ws/.git/hooks; allow_planting ".git" in the config file allows it; 2 other refusals`},
+		{"by count within a kind", []Violation{
+			w("/etc/x", 1),
+			{Kind: ViolationWrite, Target: "/opt/y", Rule: "read-only by --read-only /opt", Count: 3},
+		}, "refused 3 writes (read-only by --read-only /opt), e.g. /opt/y; leaving out --read-only /opt (read_only_paths) allows it; 1 other refusal"},
+		{"probes are left out", []Violation{probe}, ""},
+		{"probes are not counted", []Violation{probe, w("/etc/x", 1)},
+			"refused 1 write (outside the writable paths), e.g. /etc/x; --writable (writable_paths) allows it"},
+		{"nothing allows it", []Violation{{Kind: ViolationSyscall, Target: "mount", Rule: "system call filter, EPERM", Count: 1}},
+			"refused 1 system call (system call filter, EPERM), e.g. mount; no setting allows it"},
 		{"network", []Violation{{Kind: ViolationNetwork, Target: "evil.example:443", Rule: "not in allowed domains", Count: 2}},
-			"refused 2 connections (not in allowed domains), e.g. evil.example:443"},
+			"refused 2 connections (not in allowed domains), e.g. evil.example:443; --allow-domain evil.example (allowed_domains) allows it"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Summary(tt.vs), tt.name)
+	}
+}
+
+// Each refusal names what would allow it, as a flag and a config key.
+func TestViolationAllows(t *testing.T) {
+	tests := []struct {
+		v    Violation
+		want string
+	}{
+		{Violation{Kind: ViolationWrite, Rule: "outside the writable paths"}, "--writable (writable_paths)"},
+		{Violation{Kind: ViolationRead, Rule: "hidden by --hide ~/secret"}, "leaving out --hide ~/secret (hidden_paths)"},
+		{Violation{Kind: ViolationRead, Rule: "hidden credential store ~/.aws"}, "--reveal ~/.aws (reveal)"},
+		{Violation{Kind: ViolationPlant, Rule: "protected: .vscode"}, `allow_planting ".vscode" in the config file`},
+		{Violation{Kind: ViolationSyscall, Target: "socket(AF_UNIX)", Rule: "system call filter, EPERM"}, "--allow-unix-sockets (allow_unix_sockets)"},
+		{Violation{Kind: ViolationSyscall, Target: "ptrace", Rule: "system call filter, EPERM"}, "allow_ptrace = true in the config file"},
+		{Violation{Kind: ViolationNetwork, Target: "[::1]:22", Rule: "an IP address not in allowed IPs"}, "--allow-ip (allowed_ips)"},
+		{Violation{Kind: ViolationWrite, Rule: "read-only: the sandbox's policy file ~/.corral.toml"}, ""},
+		{Violation{Kind: ViolationSyscall, Target: "mount", Rule: "system call filter, EPERM"}, ""},
+		{Violation{Kind: ViolationWrite, Rule: "outside the writable paths", Allow: "given"}, "given"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.v.Allows(), tt.v.Rule)
 	}
 }
 

@@ -35,9 +35,17 @@ func (sb *Sandbox) recordViolation(v Violation) {
 	}
 }
 
+// violationLine says v in one line, with what would allow it: "corral:
+// blocked evil.example:443 (not in allowed domains); --allow-domain
+// evil.example (allowed_domains) allows it".
 func violationLine(v Violation) string {
+	what := "refused " + string(v.Kind)
 	if v.Kind == ViolationNetwork {
-		return "corral: blocked " + v.Target + " (" + v.Rule + ")"
+		what = "blocked"
 	}
-	return "corral: refused " + string(v.Kind) + " " + v.Target + " (" + v.Rule + ")"
+	line := "corral: " + what + " " + v.Target + " (" + v.Rule + ")"
+	if a := v.Allows(); a != "" {
+		line += "; " + a + " allows it"
+	}
+	return line
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // syscallProbes are commands the seccomp filter refuses a call of, with
-// the call, the errno's message the command must still see, and the rule
+// the call (a socket's with its family), the errno's message the command must still see, and the rule
 // the report gives. Each succeeds outside the sandbox.
 var syscallProbes = []struct {
 	name, script, call, message, rule string
@@ -21,7 +21,7 @@ var syscallProbes = []struct {
 	{"unshare", "unshare -U true", "unshare", "Operation not permitted",
 		"system call filter, EPERM: a new namespace hands the command a fresh set of capabilities"},
 	{"generic netlink", `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)'`,
-		"socket", "Protocol not supported",
+		"socket(AF_NETLINK)", "Protocol not supported",
 		"system call filter, EPROTONOSUPPORT: a netlink protocol no command needs: only route (addresses, links) is allowed"},
 }
 

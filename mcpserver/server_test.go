@@ -411,7 +411,8 @@ func TestEscapeThroughShell(t *testing.T) {
 	assert.Contains(t, got, "Read-only file system")
 	assert.Contains(t, got, "Permission denied")
 	assert.NotContains(t, got, "hidden token")
-	assert.Regexp(t, `\nThe sandbox refused 1 write \([^)]+\), e\.g\. `+regexp.QuoteMeta(target), got, "the summary block")
+	assert.Regexp(t, `\nThe sandbox refused 1 write \([^)]+\), e\.g\. `+regexp.QuoteMeta(target)+`; --writable \(writable_paths\) without --read-only [^ ]+ allows it`, got, "the summary block")
+	assert.Contains(t, got, "ask the user to change the setting named", "the note says what to do instead")
 	assert.NoFileExists(t, target)
 
 	out, err := exec.Command("sh", "-c", cmd).CombinedOutput()

@@ -244,14 +244,17 @@ func commandResult(out *tools.ShellOutput, err error) *mcp.CallToolResult {
 
 // violationSummary is the text block telling the model what the sandbox
 // refused the command ("refused 3 writes (outside the writable paths),
-// e.g. /home/u/.bashrc"), so that it asks instead of trying a bypass: the
-// summary of the command's report (corral.Cmd.Report), which tools.Shell
-// and tools.Exec turn on.
+// e.g. /home/u/.bashrc; --writable (writable_paths) allows it"), so that
+// it asks instead of trying a bypass: the summary of the command's report
+// (corral.Cmd.Report), which tools.Shell and tools.Exec turn on. It comes
+// in a block of its own, apart from the command's output, which can say
+// anything.
 func violationSummary(out *tools.ShellOutput) string {
 	if out.Refused == "" {
 		return ""
 	}
-	return "The sandbox " + out.Refused + ". These are its rules, not errors to work around."
+	return "The sandbox " + out.Refused + ". Each of these calls failed because of the sandbox's policy; " +
+		"do not work around it: if the task needs it, ask the user to change the setting named."
 }
 
 func textResult(text string) *mcp.CallToolResult {

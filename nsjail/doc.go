@@ -28,9 +28,14 @@
 // as without a listener. The listener reads the path the call names, a hint
 // since the command owns that memory, and judges it from the sandbox's own
 // configured paths (outside the writable ones, read-only, hidden, a
-// protected entry); what the policy refuses is recorded, repeats counted,
-// at most a few hundred distinct entries, and reported with the exit
-// ([Process].Violations) and as it is first seen ([Command].OnViolation).
+// protected entry); what the policy refuses is recorded when the policy is
+// why the call fails, not when it would fail on the host as well (an
+// existing name to create, a missing one to remove, the user's own
+// permissions: see failsAnyway), repeats counted, at most a few hundred
+// distinct entries, and reported with the exit ([Process].Violations) and
+// as it is first seen ([Command].OnViolation). A unix socket the C
+// library's name service asks for on its own is marked a probe
+// ([Violation].Probe).
 // The listener never refuses a call, so a misread path can make the report
 // wrong, never a write succeed.
 //

@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "df8d5e2898409409"
+const protocolDigest = "a7b2452bdcbea363"

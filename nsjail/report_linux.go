@@ -29,6 +29,9 @@ type Violation struct {
 	Match   string `json:",omitempty"` // the configured path or name that refuses it
 	Process string `json:",omitempty"`
 	Count   int
+	// Probe marks a refused call the C library makes on its own and does
+	// without (see libcProbe): reported, but no violation to show.
+	Probe bool `json:",omitempty"`
 }
 
 // ViolationKind is a Violation's kind, as package corral names it.
@@ -67,6 +70,7 @@ type violationKey struct {
 	path   string
 	reason Reason
 	match  string
+	probe  bool
 }
 
 // judge decides, from the sandbox's configured paths alone, whether the
@@ -215,8 +219,7 @@ func (l *listener) serve(n seccomp.Notification) {
 		}
 		// Recorded while the thread waits: once answered, it may exit,
 		// and its sandbox report what was recorded by then.
-		l.record(Violation{Kind: KindSyscall, Path: seccomp.CallName(n.Nr), Reason: ReasonFilter,
-			Match: unix.ErrnoName(errno), Process: comm(n.Pid)})
+		l.record(refusedCall(n, errno))
 		seccomp.Fail(l.fd, n.ID, errno)
 		return
 	}
@@ -255,11 +258,29 @@ func (l *listener) serve(n seccomp.Notification) {
 // judgePaths records the refusals of the names call n writes. It runs while
 // the thread waits: once answered, the thread may exit, and the init report
 // what was recorded by then, before the listener got to record the rest.
+//
+// A name the policy refuses is a refusal only when the policy is why the
+// call fails: one that fails anyway on the host (mkdir of an existing
+// directory, unlink of a missing file, a directory the user may not write
+// in) is not recorded (see failsAnyway). A hidden path is always: what the
+// command sees there is not what the host has.
 func (l *listener) judgePaths(n seccomp.Notification, call seccomp.WriteCall) {
-	for _, p := range l.paths(n, call) {
+	paths := l.paths(n, call)
+	var refused []Violation
+	hidden := false
+	for _, p := range paths {
 		if kind, reason, match := l.judge.verdict(p); kind != "" {
-			l.record(Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match, Process: comm(n.Pid)})
+			refused = append(refused, Violation{Kind: kind, Path: truncate(p), Reason: reason, Match: match})
+			hidden = hidden || reason == ReasonHidden
 		}
+	}
+	if len(refused) == 0 || !hidden && failsAnyway(n, call, paths) {
+		return
+	}
+	process := comm(n.Pid)
+	for _, v := range refused {
+		v.Process = process
+		l.record(v)
 	}
 }
 
@@ -308,9 +329,9 @@ func (l *listener) record(v Violation) {
 		return
 	}
 	l.mu.Lock()
-	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason, v.Match}, v, 1)
+	isNew, kept := l.log.Add(violationKey{v.Kind, v.Path, v.Reason, v.Match, v.Probe}, v, 1)
 	if !kept {
-		l.log.Overflow(violationKey{v.Kind, "", ReasonOmitted, ""}, Violation{Kind: v.Kind, Reason: ReasonOmitted}, 1)
+		l.log.Overflow(violationKey{v.Kind, "", ReasonOmitted, "", false}, Violation{Kind: v.Kind, Reason: ReasonOmitted}, 1)
 	}
 	l.mu.Unlock()
 	if isNew && kept && l.live.Load() {
@@ -399,6 +420,11 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 		j.open = []string{s.TmpDir}
 	} else {
 		j.protected = planted.ReadOnly()
+		// A layered home takes every write, into its upper directory;
+		// it is no writable root (nothing protected is looked for there).
+		for _, layer := range s.Paths.Layered {
+			j.open = append(j.open, layer.Path)
+		}
 	}
 	l := newListener(fd, w, j)
 	l.reporting = report

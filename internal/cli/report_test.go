@@ -15,27 +15,40 @@ import (
 	"github.com/corralhq/corral"
 )
 
-// refusedTarget is a path no sandbox lets a command write.
-const refusedTarget = "/etc/corral-report-probe"
+// refusedTarget is a path the caller may write on the host and no sandbox
+// lets a command write: a refusal is reported only where the sandbox is
+// why a write fails. Not under /tmp, which is the sandbox's own.
+func refusedTarget(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/var/tmp", "corral-cli-report-")
+	if err != nil {
+		t.Skip("needs a writable /var/tmp: " + err.Error())
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "probe")
+}
 
-const refusedScript = "exec 2>/dev/null; for i in 1 2; do echo x > " + refusedTarget + "; done; true"
+func refusedScript(target string) string {
+	return "exec 2>/dev/null; for i in 1 2; do echo x > " + target + "; done; true"
+}
 
-// Without --report, run prints one summary line after the command; a
-// command refused nothing prints none.
+// Without --report, run prints one summary line after the command, naming
+// what would allow the refusal; a command refused nothing prints none.
 func TestRunReportSummaryLine(t *testing.T) {
 	needsSandbox(t)
 	ws := workspace(t)
-	_, stderr, code := cli(t, ws, "run", "--", "sh", "-c", refusedScript)
+	target := refusedTarget(t)
+	_, stderr, code := cli(t, ws, "run", "--", "sh", "-c", refusedScript(target))
 	require.Equal(t, 0, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	require.Len(t, lines, 1, "stderr: %q", stderr)
-	assert.Equal(t, "corral: refused 2 writes (outside the writable paths), e.g. "+refusedTarget, lines[0])
+	assert.Equal(t, "corral: refused 2 writes (outside the writable paths), e.g. "+target+"; --writable (writable_paths) allows it", lines[0])
 
 	_, stderr, code = cli(t, ws, "run", "--", "sh", "-c", "echo x > f")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)
 
-	_, stderr, code = cli(t, ws, "run", "--no-report", "--", "sh", "-c", refusedScript)
+	_, stderr, code = cli(t, ws, "run", "--no-report", "--", "sh", "-c", refusedScript(target))
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "--no-report prints nothing")
 }
@@ -45,7 +58,8 @@ func TestRunReportJSONLines(t *testing.T) {
 	needsSandbox(t)
 	ws := workspace(t)
 	file := filepath.Join(workspace(t), "report.jsonl")
-	_, stderr, code := cli(t, ws, "run", "--report", file, "--", "sh", "-c", refusedScript+"; echo x > ok")
+	target := refusedTarget(t)
+	_, stderr, code := cli(t, ws, "run", "--report", file, "--", "sh", "-c", refusedScript(target)+"; echo x > ok")
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr, "the report goes to the file, no summary line")
 	f, err := os.Open(file)
@@ -59,13 +73,14 @@ func TestRunReportJSONLines(t *testing.T) {
 		got = append(got, v)
 	}
 	require.Equal(t, []corral.Violation{{
-		Kind: corral.ViolationWrite, Target: refusedTarget, Rule: "outside the writable paths", Process: "sh", Count: 2,
+		Kind: corral.ViolationWrite, Target: target, Rule: "outside the writable paths", Process: "sh", Count: 2,
+		Allow: "--writable (writable_paths)",
 	}}, got)
 
-	stdout, stderr, code := cli(t, ws, "run", "--report", "-", "--", "sh", "-c", refusedScript)
+	stdout, stderr, code := cli(t, ws, "run", "--report", "-", "--", "sh", "-c", refusedScript(target))
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, `{"kind":"write","target":"`+refusedTarget+`"`)
+	assert.Contains(t, stderr, `{"kind":"write","target":"`+target+`"`)
 }
 
 func TestRunReportUsage(t *testing.T) {
@@ -100,7 +115,8 @@ func TestRunReportReads(t *testing.T) {
 	// The rule writes the hidden path as ~/... when it lies in the home.
 	line := strings.TrimSpace(stderr)
 	assert.True(t, strings.HasPrefix(line, "corral: refused 1 read (hidden by --hide "), line)
-	assert.True(t, strings.HasSuffix(line, filepath.Base(hidden)+"), e.g. "+secret), line)
+	assert.Contains(t, line, filepath.Base(hidden)+"), e.g. "+secret+"; leaving out --hide ", line)
+	assert.True(t, strings.HasSuffix(line, filepath.Base(hidden)+" (hidden_paths) allows it"), line)
 	_, stderr, code = cli(t, ws, "run", "--hide", hidden, "--", "sh", "-c", script)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stderr)

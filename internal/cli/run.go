@@ -200,9 +200,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		Fallback:         corral.Fallback(f.fallback),
 		AllowUnixSockets: f.unixSocks,
 		Limits:           f.limits,
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, format+"\n", args...)
-		},
+		Logf:             say,
 	})
 }
 
@@ -332,16 +330,16 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 		return &exitError{code: 128 + int(syscall.SIGKILL)} // nobody is left to read a message
 	}
 	for _, d := range c.Dropped() {
-		fmt.Fprintf(os.Stderr, "corral: dropped %s\n", d)
+		say("corral: dropped %s", d+droppedAllow(c.Report(), d))
 	}
 	for _, v := range c.LimitsHit() {
-		fmt.Fprintf(os.Stderr, "corral: hit the %s limit (%s)\n", v.Target, v.Rule)
+		say("corral: hit the %s limit (%s)", v.Target, v.Rule)
 	}
 	if werr := report.write(c.Report()); werr != nil {
-		fmt.Fprintf(os.Stderr, "corral: --report: %v\n", werr)
+		say("corral: --report: %v", werr)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(os.Stderr, "corral: timed out after %s\n", timeout)
+		say("corral: timed out after %s", timeout)
 	}
 	return exitStatus(c, err)
 }
