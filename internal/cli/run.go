@@ -103,6 +103,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noReport, "no-report", false, "do not watch the command's writes: no report and no summary line, and no cost per write call")
 	fl.BoolVar(&f.reportReads, "report-reads", false, "also report reads of hidden paths (every open then waits for the sandbox's init: about twice the CPU of a command opening thousands of files)")
 	f.registerConfig(cmd)
+	// run's alone; profile takes them so that command lines carry over.
+	fl.BoolP("tty", "t", false, "give the command a terminal of its own (a pseudo-terminal bridged to yours: job control, Ctrl-C, window size); the default when standard input, output and error are terminals; --tty=false turns it off")
+	fl.BoolP("interactive", "i", true, "accepted for -it; the command always reads corral's standard input")
 }
 
 // validate catches flag values that are usage errors rather than sandbox
@@ -249,8 +252,6 @@ including a path or --cwd that does not exist or cannot be used.`,
 	}
 	cmd.Flags().SetInterspersed(false)
 	f.register(cmd)
-	cmd.Flags().BoolP("tty", "t", false, "give the command a terminal of its own (a pseudo-terminal bridged to yours: job control, Ctrl-C, window size); the default when standard input, output and error are terminals; --tty=false turns it off")
-	cmd.Flags().BoolP("interactive", "i", true, "accepted for -it; the command always reads corral's standard input")
 	return cmd
 }
 
