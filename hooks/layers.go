@@ -1,0 +1,387 @@
+package hooks
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"io"
+	"sync"
+)
+
+// Layers beyond percent-encoding, base64 and hex: compressed streams
+// inside a decoded run, escapes, hex dumps and folded lines. Each is
+// bounded: what it decodes is at most the input's size, except inflation,
+// which the scan's budget caps.
+
+// Inflation bounds: one stream inflates to at most maxInflate bytes, and
+// all of a scan's streams together to maxInflateRatio times the input
+// plus maxInflate, so a small gzip bomb costs what a large input does.
+const (
+	maxInflate      = 4 << 20
+	maxInflateRatio = 8
+)
+
+// compressed inflates buf when it starts a gzip or zlib stream (which
+// `gzip | base64` and a zlib blob in JSON give) and scans what it holds.
+// Findings point at the encoded run, data[off:end].
+func (s *scan) compressed(buf []byte, off, end int) {
+	if len(buf) < 10 || s.budget <= 0 {
+		return
+	}
+	var zr io.Reader
+	switch {
+	case buf[0] == 0x1f && buf[1] == 0x8b && buf[2] == 8:
+		gz := gzipReaders.Get().(*gzip.Reader)
+		defer gzipReaders.Put(gz)
+		if gz.Reset(bytes.NewReader(buf)) != nil {
+			return
+		}
+		zr = gz
+	case buf[0]&0x0f == 8 && buf[0]>>4 <= 7 && (uint16(buf[0])<<8|uint16(buf[1]))%31 == 0 && buf[1]&0x20 == 0:
+		r, err := zlib.NewReader(bytes.NewReader(buf))
+		if err != nil {
+			return
+		}
+		zr = r
+	default:
+		return
+	}
+	limit := min(s.budget, maxInflate)
+	out := bytes.NewBuffer(s.inflated[:0])
+	// A stream cut short or corrupt still yields what came before.
+	n, _ := io.Copy(out, io.LimitReader(zr, int64(limit)))
+	s.budget -= int(n)
+	s.inflated = out.Bytes()
+	s.matches = s.m.find(s.matches[:0], s.inflated, nil)
+	for _, mt := range s.matches {
+		s.add(mt, Gzip, off, end, s.inflated)
+	}
+}
+
+var gzipReaders = sync.Pool{New: func() any { return new(gzip.Reader) }}
+
+// escaped decodes each run that holds a \uXXXX, \UXXXXXXXX or \xXX
+// escape, as JSON with ensure_ascii, JavaScript and Python print them.
+// Runs are delimited as percent-encoded ones are; text without a
+// backslash costs one IndexByte.
+func (s *scan) escaped() {
+	data, pos, done := s.data, 0, 0
+	for {
+		j := bytes.IndexByte(data[pos:], '\\')
+		if j < 0 {
+			return
+		}
+		i := pos + j
+		if _, n := escapeAt(data, i); n == 0 {
+			pos = i + 1
+			continue
+		}
+		start, end := i, i
+		for start > done && !escapeStop[data[start-1]] {
+			start--
+		}
+		for end < len(data) && !escapeStop[data[end]] {
+			end++
+		}
+		s.decoded(Escaped, start, data[start:end], nil)
+		pos, done = end, end
+	}
+}
+
+// escapeStop ends an escaped run: what urlStop ends, and a quote that is
+// not escaped is a quote too.
+var escapeStop = urlStop
+
+// piece is a part of the input that a joined buffer holds: joined bytes
+// from at on came from the input at in. Verbatim pieces map byte for
+// byte; the others (decoded hex) map to where the piece starts.
+type piece struct {
+	at, in, inEnd int
+	verbatim      bool
+}
+
+// origin maps an offset in the joined buffer to the input.
+func origin(pieces []piece, d int) int {
+	lo, hi := 0, len(pieces)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if pieces[mid].at <= d {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	p := pieces[lo]
+	if p.verbatim {
+		return min(p.in+d-p.at, p.inEnd)
+	}
+	return p.in
+}
+
+// originEnd maps the end of a match (exclusive) to the input: the end of
+// the piece its last byte came from, or the byte after it.
+func originEnd(pieces []piece, d int) int {
+	if d == 0 {
+		return origin(pieces, 0)
+	}
+	lo, hi := 0, len(pieces)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if pieces[mid].at <= d-1 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	p := pieces[lo]
+	if p.verbatim {
+		return min(p.in+d-p.at, p.inEnd)
+	}
+	return p.inEnd
+}
+
+// crossesPiece reports whether joined[start:end] spans two pieces: a
+// secret a single line holds is the other layers' to find.
+func crossesPiece(pieces []piece, start, end int) bool {
+	for _, p := range pieces {
+		if p.at > start && p.at < end {
+			return true
+		}
+		if p.at >= end {
+			break
+		}
+	}
+	return false
+}
+
+// sub scans s.joined, made of s.pieces, with the plain layer and, when
+// runs is set, the base64, base32 and hex layers, and adds what it finds
+// that spans two pieces under enc (an encoded finding keeps its own
+// encoding).
+func (s *scan) sub(enc Encoding, encodedRuns bool) {
+	t := scratch.Get().(*scan)
+	defer t.release()
+	t.m, t.data, t.findings, t.budget = s.m, s.joined, t.findings[:0], s.budget
+	t.plain()
+	if encodedRuns {
+		t.encoded()
+	}
+	s.budget = t.budget
+	for _, f := range t.findings {
+		if !crossesPiece(s.pieces, f.Offset, f.end) {
+			continue
+		}
+		if f.Encoding == Plain {
+			f.Encoding = enc
+		}
+		f.Offset, f.end = origin(s.pieces, f.Offset), originEnd(s.pieces, f.end)
+		if s.known[f.Offset] {
+			continue // found on its line already; the next line only made it longer
+		}
+		s.findings = append(s.findings, f)
+	}
+}
+
+// minFold is the narrowest width folded lines are joined at.
+const minFold = 8
+
+// folded joins blocks of lines cut at one width, as `fold -w 20` or a
+// terminal's hard wrap leaves a secret: lines of the same width w (at
+// least minFold), then one no longer, each break between two bytes that
+// are not blank. The block is scanned as one line; only secrets that
+// cross a break are new. Blocks of base64 that the encoded layer already
+// joins are left to it. Every line is in at most one block.
+func (s *scan) folded() {
+	data := s.data
+	clear(s.known)
+	for _, f := range s.findings {
+		if s.known == nil {
+			s.known = map[int]bool{}
+		}
+		s.known[f.Offset] = true
+	}
+	for pos := 0; pos < len(data); {
+		e, next := lineEnd(data, pos)
+		w := e - pos
+		if w < minFold || next >= len(data) || blank(data[e-1]) {
+			pos = next
+			continue
+		}
+		s.joined, s.pieces = append(s.joined[:0], data[pos:e]...), append(s.pieces[:0], piece{at: 0, in: pos, inEnd: e, verbatim: true})
+		b64 := allBase64(data[pos:e])
+		last := next
+		for next < len(data) && !blank(data[next]) {
+			e2, n2 := lineEnd(data, next)
+			if e2-next > w {
+				break
+			}
+			s.pieces = append(s.pieces, piece{at: len(s.joined), in: next, inEnd: e2, verbatim: true})
+			s.joined = append(s.joined, data[next:e2]...)
+			b64 = b64 && allBase64(data[next:e2])
+			last = n2
+			if e2-next < w || e2 == next || blank(data[e2-1]) {
+				break
+			}
+			next = n2
+		}
+		if len(s.pieces) >= 2 && !(b64 && w >= MinBase64 && w%4 == 0) {
+			s.sub(Folded, true)
+		}
+		pos = last
+	}
+}
+
+// lineEnd returns the end of the line at pos, without its line break,
+// and where the next line starts.
+func lineEnd(data []byte, pos int) (end, next int) {
+	j := bytes.IndexByte(data[pos:], '\n')
+	if j < 0 {
+		return len(data), len(data)
+	}
+	end, next = pos+j, pos+j+1
+	if end > pos && data[end-1] == '\r' {
+		end--
+	}
+	return end, next
+}
+
+func blank(c byte) bool { return c <= ' ' || c == 0x7f }
+
+func allBase64(l []byte) bool {
+	for _, c := range l {
+		if b64Value[c] == invalid && c != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// dumps decodes hex dumps: consecutive lines that start (after an offset
+// column, if any) with hex bytes separated by blanks, colons or commas,
+// as xxd, hexdump -C, od -A x -t x1, openssl's aa:bb:cc or a C array of
+// 0x.. bytes print them. The bytes of all such lines are joined and
+// scanned; an ASCII column after them is text, which the other layers see.
+func (s *scan) dumps() {
+	data := s.data
+	s.joined, s.pieces = s.joined[:0], s.pieces[:0]
+	flush := func() {
+		if len(s.joined) >= 16 {
+			s.dumpFound()
+		}
+		s.joined, s.pieces = s.joined[:0], s.pieces[:0]
+	}
+	for pos := 0; pos < len(data); {
+		e, next := lineEnd(data, pos)
+		before := len(s.joined)
+		var groups int
+		s.joined, groups = dumpLine(s.joined, data[pos:e])
+		// A dump's last line may hold fewer bytes.
+		if groups < 4 && (groups == 0 || len(s.pieces) == 0) {
+			s.joined = s.joined[:before]
+			flush()
+		} else {
+			s.pieces = append(s.pieces, piece{at: before, in: pos, inEnd: e})
+		}
+		pos = next
+	}
+	flush()
+}
+
+// dumpFound scans the bytes of a dump; unlike folded lines, a secret on
+// one line of it is new too.
+func (s *scan) dumpFound() {
+	s.matches = s.m.find(s.matches[:0], s.joined, nil)
+	for _, mt := range s.matches {
+		s.add(mt, HexDump, origin(s.pieces, mt.start), originEnd(s.pieces, mt.end), s.joined)
+	}
+	if len(s.pieces) > 0 {
+		s.compressed(s.joined, s.pieces[0].in, s.pieces[len(s.pieces)-1].inEnd)
+	}
+}
+
+// dumpLine appends the bytes of the hex groups that start line to dst,
+// and returns how many groups it read. A group is 2, 4 or 8 hex digits,
+// maybe after 0x; groups are separated by one or two blanks, a colon or
+// a comma (and a blank). A first field followed by a colon and a blank,
+// or of another width than the second, is an offset column and skipped.
+func dumpLine(dst, line []byte) ([]byte, int) {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '{' || line[i] == '[') {
+		i++
+	}
+	f1, n1 := hexField(line, i)
+	if n1 == 0 {
+		return dst, 0
+	}
+	j := f1
+	if j+1 < len(line) && line[j] == ':' && line[j+1] == ' ' {
+		i = skipSep(line, j) // xxd: "00000000: 736b 2d61"
+	} else if k := skipSep(line, j); k > j {
+		if _, n2 := hexField(line, k); n2 != 0 && n2 != n1 {
+			i = k // hexdump -C, od: "00000000  73 6b"
+		}
+	}
+	groups, width := 0, 0
+	var canon []byte
+	for {
+		end, n := hexField(line, i)
+		if n == 0 || n%2 == 1 || n > 8 || width != 0 && n > width {
+			return dst, groups
+		}
+		if width == 0 {
+			width = n
+		}
+		// Groups are all as wide as the first; a narrower one ends the
+		// line (xxd's last group of an odd count of bytes), and what
+		// follows is the text column.
+		closing := end < len(line) && (line[end] == '}' || line[end] == ']' || line[end] == ')') || n < width
+		if end < len(line) && !isSep(line[end]) && !closing {
+			return dst, groups
+		}
+		dst = decodeHex(dst, line[end-n:end])
+		groups++
+		if closing {
+			return dst, groups
+		}
+		k := skipSep(line, end)
+		if k == end || k-end > 3 {
+			return dst, groups
+		}
+		// Separators are all alike, but for the double blank hexdump -C
+		// puts in the middle; another (xxd's two blanks before its text
+		// column) ends the bytes.
+		sep := line[end:k]
+		switch {
+		case canon == nil:
+			canon = sep
+		case bytes.Equal(sep, canon) || width == 2 && string(sep) == "  " && string(canon) == " ":
+		default:
+			return dst, groups
+		}
+		i = k
+	}
+}
+
+// hexField returns the end of the hex digits at line[i:] (after an
+// optional 0x) and how many there are.
+func hexField(line []byte, i int) (end, n int) {
+	if i+1 < len(line) && line[i] == '0' && (line[i+1] == 'x' || line[i+1] == 'X') {
+		i += 2
+	}
+	end = i
+	for end < len(line) && hexValue[line[end]] != invalid {
+		end++
+	}
+	return end, end - i
+}
+
+func isSep(c byte) bool { return c == ' ' || c == '\t' || c == ':' || c == ',' }
+
+// skipSep skips at most three separator bytes.
+func skipSep(line []byte, i int) int {
+	j := i
+	for j < len(line) && j-i < 4 && isSep(line[j]) {
+		j++
+	}
+	return j
+}
