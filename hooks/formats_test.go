@@ -185,6 +185,8 @@ func TestEncodedForms(t *testing.T) {
 				assert.Equal(t, want, got[0].Encoding)
 				out, _ := Redact([]byte(text))
 				assert.Empty(t, Scan(out), "redacted: %q", out)
+				assert.NotContains(t, string(out), "whole output", "the lines it spans are redacted, and no more")
+				assert.True(t, strings.HasPrefix(string(out), "$ cmd\n") && strings.HasSuffix(string(out), "\n$ "), "%q", out)
 			})
 		}
 	}

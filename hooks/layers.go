@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -98,6 +99,7 @@ var escapeStop = urlStop
 type piece struct {
 	at, in, inEnd int
 	verbatim      bool
+	separator     bool // a line break between two words, in no input
 }
 
 // origin maps an offset in the joined buffer to the input.
@@ -143,29 +145,19 @@ func originEnd(pieces []piece, d int) int {
 // crossesPiece reports whether joined[start:end] spans two pieces: a
 // secret a single line holds is the other layers' to find.
 func crossesPiece(pieces []piece, start, end int) bool {
-	for _, p := range pieces {
-		if p.at > start && p.at < end {
-			return true
-		}
-		if p.at >= end {
-			break
-		}
-	}
-	return false
+	i, _ := slices.BinarySearchFunc(pieces, start+1, func(p piece, at int) int { return p.at - at })
+	return i < len(pieces) && pieces[i].at < end && !pieces[i].separator
 }
 
-// sub scans s.joined, made of s.pieces, with the plain layer and, when
-// runs is set, the base64, base32 and hex layers, and adds what it finds
-// that spans two pieces under enc (an encoded finding keeps its own
-// encoding).
-func (s *scan) sub(enc Encoding, encodedRuns bool) {
+// sub scans s.joined, made of s.pieces, with the plain layer and the
+// base64, base32 and hex layers, and adds what it finds that spans two
+// pieces, as enc when found in plain text.
+func (s *scan) sub(enc Encoding) {
 	t := scratch.Get().(*scan)
 	defer t.release()
 	t.m, t.data, t.findings, t.budget = s.m, s.joined, t.findings[:0], s.budget
 	t.plain()
-	if encodedRuns {
-		t.encoded()
-	}
+	t.encoded()
 	s.budget = t.budget
 	for _, f := range t.findings {
 		if !crossesPiece(s.pieces, f.Offset, f.end) {
@@ -185,12 +177,23 @@ func (s *scan) sub(enc Encoding, encodedRuns bool) {
 // minFold is the narrowest width folded lines are joined at.
 const minFold = 8
 
+// foldLead is how far before a cut word the scan of a folded block
+// looks: far enough for the name before a secret found by it
+// (aws_secret_access_key = …).
+const foldLead = 32
+
+// minCut is the shortest cut word that can hold a secret.
+const minCut = 20
+
 // folded joins blocks of lines cut at one width, as `fold -w 20` or a
 // terminal's hard wrap leaves a secret: lines of the same width w (at
 // least minFold), then one no longer, each break between two bytes that
-// are not blank. The block is scanned as one line; only secrets that
-// cross a break are new. Blocks of base64 that the encoded layer already
-// joins are left to it. Every line is in at most one block.
+// are not blank. No secret holds a blank, so one cut by a break lies in
+// the word the break cuts: only those words of minCut bytes or more (and
+// foldLead bytes before) are joined and scanned, and only secrets that
+// cross a break are new. Blocks of base64 that the encoded layer joins
+// already are left to it. Every line is in at most one block, and every
+// byte in at most two windows.
 func (s *scan) folded() {
 	data := s.data
 	clear(s.known)
@@ -200,6 +203,7 @@ func (s *scan) folded() {
 		}
 		s.known[f.Offset] = true
 	}
+	s.joined, s.pieces = s.joined[:0], s.pieces[:0]
 	for pos := 0; pos < len(data); {
 		e, next := lineEnd(data, pos)
 		w := e - pos
@@ -207,7 +211,7 @@ func (s *scan) folded() {
 			pos = next
 			continue
 		}
-		s.joined, s.pieces = append(s.joined[:0], data[pos:e]...), append(s.pieces[:0], piece{at: 0, in: pos, inEnd: e, verbatim: true})
+		s.lines = append(s.lines[:0], span{pos, e})
 		b64 := allBase64(data[pos:e])
 		last := next
 		for next < len(data) && !blank(data[next]) {
@@ -215,8 +219,7 @@ func (s *scan) folded() {
 			if e2-next > w {
 				break
 			}
-			s.pieces = append(s.pieces, piece{at: len(s.joined), in: next, inEnd: e2, verbatim: true})
-			s.joined = append(s.joined, data[next:e2]...)
+			s.lines = append(s.lines, span{next, e2})
 			b64 = b64 && allBase64(data[next:e2])
 			last = n2
 			if e2-next < w || e2 == next || blank(data[e2-1]) {
@@ -224,10 +227,71 @@ func (s *scan) folded() {
 			}
 			next = n2
 		}
-		if len(s.pieces) >= 2 && !(b64 && w >= MinBase64 && w%4 == 0) {
-			s.sub(Folded, true)
+		if len(s.lines) >= 2 && !(b64 && w >= MinBase64 && w%4 == 0) {
+			s.cutWords()
 		}
 		pos = last
+	}
+	if len(s.joined) > 0 {
+		s.sub(Folded)
+	}
+}
+
+// span is a part of the input, data[start:end].
+type span struct{ start, end int }
+
+// cutWords appends to s.joined the words the breaks of the block in
+// s.lines cut, each as one line: the lines' bytes without the breaks.
+func (s *scan) cutWords() {
+	data, lines := s.data, s.lines
+	done := span{-1, -1} // the last word taken, as line index and offset
+	for k := 1; k < len(lines); k++ {
+		// The word runs back from the end of line k-1 and on from the
+		// start of line k, over whole lines where it fills them.
+		bl, bi := k-1, lines[k-1].end
+		n := 0
+		for {
+			for bi > lines[bl].start && !blank(data[bi-1]) {
+				bi--
+				n++
+			}
+			if bi > lines[bl].start || bl == 0 || bl <= done.start {
+				break
+			}
+			bl, bi = bl-1, lines[bl-1].end
+		}
+		if bl < done.start || bl == done.start && bi < done.end {
+			continue // inside the word taken before
+		}
+		fl, fi := k, lines[k].start
+		for {
+			for fi < lines[fl].end && !blank(data[fi]) {
+				fi++
+				n++
+			}
+			if fi < lines[fl].end || fl == len(lines)-1 {
+				break
+			}
+			fl, fi = fl+1, lines[fl+1].start
+		}
+		done = span{fl, fi}
+		if n < minCut {
+			continue
+		}
+		bi = max(lines[bl].start, bi-foldLead)
+		s.pieces = append(s.pieces, piece{at: len(s.joined), in: bi, inEnd: bi, separator: true})
+		s.joined = append(s.joined, '\n')
+		for l := bl; l <= fl; l++ {
+			from, to := lines[l].start, lines[l].end
+			if l == bl {
+				from = bi
+			}
+			if l == fl {
+				to = fi
+			}
+			s.pieces = append(s.pieces, piece{at: len(s.joined), in: from, inEnd: to, verbatim: true})
+			s.joined = append(s.joined, data[from:to]...)
+		}
 	}
 }
 

@@ -95,6 +95,9 @@ func maybeEscape(data []byte, i int) bool {
 
 // try matches the pattern at data[i].
 func (c *compiled) try(data []byte, i int, forced bool) (match, bool) {
+	if !bytes.HasPrefix(data[i:], c.prefixBytes) {
+		return match{}, false
+	}
 	valid, glued := c.valid, false
 	if !forced && !c.boundaryOK(data, i) {
 		if c.glue == nil || inEscape(data, i) {
@@ -113,9 +116,6 @@ func (c *compiled) try(data []byte, i int, forced bool) (match, bool) {
 		}
 	}
 	w := data[i:min(len(data), i+c.window)]
-	if !bytes.HasPrefix(w, c.prefixBytes) {
-		return match{}, false
-	}
 	if c.pre != nil && !c.pre(w) {
 		return match{}, false
 	}

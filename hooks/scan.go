@@ -113,6 +113,7 @@ type scan struct {
 	joined   []byte  // lines joined by folded or dumps, reused
 	pieces   []piece // where the joined bytes came from
 	known    map[int]bool
+	lines    []span // the lines of a folded block
 }
 
 func (s *scan) plain() {
