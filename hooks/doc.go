@@ -78,11 +78,13 @@
 //     terminal's hard wrap leaves it: lines of the same width (8 or more)
 //     and a last one no longer, each break between two non-blank bytes;
 //     the words of 20 bytes or more that a break cuts are joined and
-//     scanned, plain and in base64, base32 and hex
+//     scanned, and decoded (base64, base32, hex) when the block has three
+//     lines or more
 //
 // Base64 and hex wrapped over lines (as `base64` and `xxd -p` print them)
 // are joined first; at widths the joining does not take (below 24, or
-// not a multiple of 4) the folded layer joins them down to 8.
+// not a multiple of 4) the folded layer joins them down to 8 when they
+// fill three lines or more.
 //
 // A [Finding] names the pattern, the [Encoding], the offset and line, and
 // shows the secret only as its first four bytes and its length
@@ -130,7 +132,8 @@
 // decodes misaligned; hex dumps of 16-bit words in the machine's byte
 // order (od -x, hexdump without -C) and dumps whose repeated lines are
 // squeezed to "*" (the bytes are not there); a fold narrower than 8
-// columns, or one whose lines are not all of one width (fold -s); an AWS
+// columns, or one whose lines are not all of one width (fold -s), or an
+// encoded secret folded into exactly two lines; an AWS
 // secret access key or Azure key printed without its name; a key from an
 // unlisted provider. Random base64 lines that happen to begin like a
 // Brave key are reported about once in a million lines; a real Brave key

@@ -149,15 +149,17 @@ func crossesPiece(pieces []piece, start, end int) bool {
 	return i < len(pieces) && pieces[i].at < end && !pieces[i].separator
 }
 
-// sub scans s.joined, made of s.pieces, with the plain layer and the
-// base64, base32 and hex layers, and adds what it finds that spans two
+// sub scans s.joined, made of s.pieces, with the plain layer and, when
+// encoded is set, the base64, base32 and hex layers, and adds what it finds that spans two
 // pieces, as enc when found in plain text.
-func (s *scan) sub(enc Encoding) {
+func (s *scan) sub(enc Encoding, encoded bool) {
 	t := scratch.Get().(*scan)
 	defer t.release()
 	t.m, t.data, t.findings, t.budget = s.m, s.joined, t.findings[:0], s.budget
 	t.plain()
-	t.encoded()
+	if encoded {
+		t.encoded()
+	}
 	s.budget = t.budget
 	for _, f := range t.findings {
 		if !crossesPiece(s.pieces, f.Offset, f.end) {
@@ -204,6 +206,7 @@ func (s *scan) folded() {
 		s.known[f.Offset] = true
 	}
 	s.joined, s.pieces = s.joined[:0], s.pieces[:0]
+	s.encodedJoined, s.encodedPieces = s.encodedJoined[:0], s.encodedPieces[:0]
 	for pos := 0; pos < len(data); {
 		e, next := lineEnd(data, pos)
 		w := e - pos
@@ -228,22 +231,46 @@ func (s *scan) folded() {
 			next = n2
 		}
 		if len(s.lines) >= 2 && !(b64 && w >= MinBase64 && w%4 == 0) {
-			s.cutWords()
+			s.cutWords(len(s.lines) >= 3)
+			s.flushFolded(foldBatch)
 		}
 		pos = last
 	}
-	if len(s.joined) > 0 {
-		s.sub(Folded)
+	s.flushFolded(0)
+}
+
+// foldBatch is how many bytes of cut words are scanned together: enough
+// to spread the cost of a scan, few enough to bound the memory.
+const foldBatch = 64 << 10
+
+// flushFolded scans the cut words gathered so far once they are at least
+// least bytes.
+func (s *scan) flushFolded(least int) {
+	if len(s.joined) > least {
+		s.sub(Folded, false)
+		s.joined, s.pieces = s.joined[:0], s.pieces[:0]
+	}
+	if len(s.encodedJoined) > least {
+		s.joined, s.pieces, s.encodedJoined, s.encodedPieces = s.encodedJoined, s.encodedPieces, s.joined, s.pieces
+		s.sub(Folded, true)
+		s.joined, s.pieces, s.encodedJoined, s.encodedPieces = s.encodedJoined[:0], s.encodedPieces[:0], s.joined[:0], s.pieces[:0]
 	}
 }
 
 // span is a part of the input, data[start:end].
 type span struct{ start, end int }
 
-// cutWords appends to s.joined the words the breaks of the block in
-// s.lines cut, each as one line: the lines' bytes without the breaks.
-func (s *scan) cutWords() {
+// cutWords appends the words the breaks of the block in s.lines cut, each
+// as one line of the lines' bytes without the breaks, to s.joined, or to
+// s.encodedJoined when the block is to be decoded too.
+func (s *scan) cutWords(decode bool) {
 	data, lines := s.data, s.lines
+	if decode {
+		s.joined, s.pieces, s.encodedJoined, s.encodedPieces = s.encodedJoined, s.encodedPieces, s.joined, s.pieces
+		defer func() {
+			s.joined, s.pieces, s.encodedJoined, s.encodedPieces = s.encodedJoined, s.encodedPieces, s.joined, s.pieces
+		}()
+	}
 	done := span{-1, -1} // the last word taken, as line index and offset
 	for k := 1; k < len(lines); k++ {
 		// The word runs back from the end of line k-1 and on from the

@@ -51,7 +51,7 @@ func (m *matcher) dispatch(dst []match, data []byte, starts []int) []match {
 		// Most candidate bytes sit inside a word; rule them out here,
 		// before any call. The exact test (escapes) follows in try.
 		if i > 0 && !forced && m.denied[kind][data[i-1]] && !maybeEscape(data, i) &&
-			(i+1 >= len(data) || !m.glued[kind][data[i+1]]) {
+			(i+1 >= len(data) || !m.glued[kind][data[i+1]] || !tokenRun(data, i, m.minGlued[kind])) {
 			continue
 		}
 		for _, c := range m.byFirst[b] {
@@ -63,6 +63,19 @@ func (m *matcher) dispatch(dst []match, data []byte, starts []int) []match {
 		}
 	}
 	return dst
+}
+
+// tokenRun reports whether at least n token bytes start at data[i].
+func tokenRun(data []byte, i, n int) bool {
+	if i+n > len(data) {
+		return false
+	}
+	for _, c := range data[i : i+n] {
+		if !tokenByte[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // findAnchored finds the pattern by its anchor literal.

@@ -185,6 +185,11 @@ type matcher struct {
 	// may be glued to what precedes them: a denied byte before is then
 	// not the end of it.
 	glued [][256]bool
+	// minGlued is, per class, the fewest token bytes a glued match of
+	// any of its candidates starts with: its prefix and glueRun more
+	// (counting a prefix's punctuation, which may not be a token byte,
+	// out).
+	minGlued []int
 }
 
 // loadMatcher compiles the patterns on first use rather than in init: every
@@ -213,14 +218,25 @@ var loadMatcher = sync.OnceValue(func() *matcher {
 			m.byFirst[first[j]] = append(m.byFirst[first[j]], c)
 		}
 	}
-	m.denied, m.glued = [][256]bool{{}}, [][256]bool{{}}
+	m.denied, m.glued, m.minGlued = [][256]bool{{}}, [][256]bool{{}}, []int{0}
 	for b, cands := range m.byFirst {
 		if len(cands) > 0 {
 			m.first[b] = uint8(len(m.denied))
 			m.denied = append(m.denied, deniedByAll(cands))
 			var second [256]bool
+			least := 0
 			for _, c := range cands {
 				if c.glue != nil {
+					n := 0
+					for n < len(c.prefix) && tokenByte[c.prefix[n]] {
+						n++
+					}
+					if n == len(c.prefix) {
+						n += c.glueRun
+					}
+					if least == 0 || n < least {
+						least = n
+					}
 					if len(c.prefix) < 2 {
 						panic("hooks: a pattern that may be glued needs a prefix of two bytes or more: " + c.name)
 					}
@@ -228,6 +244,7 @@ var loadMatcher = sync.OnceValue(func() *matcher {
 				}
 			}
 			m.glued = append(m.glued, second)
+			m.minGlued = append(m.minGlued, least)
 		}
 	}
 	return m

@@ -114,6 +114,9 @@ type scan struct {
 	pieces   []piece // where the joined bytes came from
 	known    map[int]bool
 	lines    []span // the lines of a folded block
+
+	encodedJoined []byte // words of folded blocks to decode too
+	encodedPieces []piece
 }
 
 func (s *scan) plain() {
