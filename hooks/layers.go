@@ -460,7 +460,9 @@ func hexField(line []byte, i int) (end, n int) {
 		i += 2
 	}
 	end = i
-	for end < len(line) && hexValue[line[end]] != invalid {
+	// No group is wider than 8 digits: a longer run (a hash, a blob) is
+	// read no further than 9.
+	for end < len(line) && end-i < 9 && hexValue[line[end]] != invalid {
 		end++
 	}
 	return end, end - i
