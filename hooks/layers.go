@@ -89,8 +89,8 @@ func (s *scan) escaped() {
 	}
 }
 
-// escapeStop ends an escaped run: what urlStop ends, and a quote that is
-// not escaped is a quote too.
+// escapeStop ends an escaped run: whitespace, quotes, angle brackets and
+// control bytes, as for percent-encoded runs.
 var escapeStop = urlStop
 
 // piece is a part of the input that a joined buffer holds: joined bytes
