@@ -30,7 +30,7 @@ func TestScanIgnoresLookalikes(t *testing.T) {
 		{"go.sum", "golang.org/x/sys v0.49.0 h1:" + base64.StdEncoding.EncodeToString(sum256[:]) + "\n"},
 		{"uuids", "id=550e8400-e29b-41d4-a716-446655440000 parent=6ba7b810-9dad-11d1-80b4-00c04fd430c8\n"},
 		{"uuid no dashes", "550e8400e29b41d4a716446655440000"},
-		// A JWT is a bearer credential (see TestIssue31Formats); an
+		// A JWT is a bearer credential (see secretCases); an
 		// unsigned one, or base64 JSON without the dots, is not.
 		{"unsigned jwt", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"1234567890","name":"x"}`)) + "."},
 		{"jwt alg none with a signature", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"1234567890","name":"x"}`)) + "." + base64.RawURLEncoding.EncodeToString(sum256[:])},
