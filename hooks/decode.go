@@ -5,6 +5,8 @@ package hooks
 // copied rather than rejected. Each appends to dst, which lets one scratch
 // buffer serve a whole scan.
 
+import "unicode/utf8"
+
 const invalid = 0xff
 
 // b64Value maps both base64 alphabets (standard and URL-safe) to 6-bit
@@ -148,6 +150,115 @@ func (c *cursor) url(d int) int {
 	for ; c.pos < len(c.src) && c.count < d; c.pos++ {
 		if _, ok := urlEscape(c.src, c.pos); ok {
 			c.pos += 2
+		}
+		c.count++
+	}
+	return c.pos
+}
+
+// b32Value maps the base32 alphabet (RFC 4648, upper case, as `base32`
+// prints it) to 5-bit values.
+var b32Value = func() (t [256]byte) {
+	for i := range t {
+		t[i] = invalid
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	for i := 0; i < len(alphabet); i++ {
+		t[alphabet[i]] = byte(i)
+	}
+	return t
+}()
+
+// decodeBase32 decodes src, skipping line breaks, up to the first '='.
+// Bits that make no whole byte at the end are dropped.
+func decodeBase32(dst, src []byte) []byte {
+	var acc uint32
+	bits := 0
+	for _, c := range src {
+		v := b32Value[c]
+		if v == invalid {
+			if c == '=' {
+				break
+			}
+			continue
+		}
+		acc = acc<<5 | uint32(v)
+		bits += 5
+		if bits >= 8 {
+			bits -= 8
+			dst = append(dst, byte(acc>>bits))
+		}
+	}
+	return dst
+}
+
+// decodeEscapes replaces \uXXXX (JSON, JavaScript, Python), \UXXXXXXXX
+// and \xXX escapes with what they stand for, UTF-8 encoded, and copies
+// everything else.
+func decodeEscapes(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		if r, n := escapeAt(src, i); n > 0 {
+			dst = appendEscaped(dst, r, n)
+			i += n - 1
+			continue
+		}
+		dst = append(dst, src[i])
+	}
+	return dst
+}
+
+// appendEscaped appends what an escape of length n stands for: a \xXX
+// escape (n is 4) one byte, the others a rune.
+func appendEscaped(dst []byte, r rune, n int) []byte {
+	if n == 4 {
+		return append(dst, byte(r))
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// escapeAt decodes the escape at src[i]: the rune (or byte) it stands for
+// and the escape's length, or 0.
+func escapeAt(src []byte, i int) (rune, int) {
+	if src[i] != '\\' || i+1 >= len(src) {
+		return 0, 0
+	}
+	digits := 0
+	switch src[i+1] {
+	case 'x':
+		digits = 2
+	case 'u':
+		digits = 4
+	case 'U':
+		digits = 8
+	default:
+		return 0, 0
+	}
+	if i+2+digits > len(src) {
+		return 0, 0
+	}
+	var r rune
+	for _, c := range src[i+2 : i+2+digits] {
+		v := hexValue[c]
+		if v == invalid {
+			return 0, 0
+		}
+		r = r<<4 | rune(v)
+	}
+	if r > utf8.MaxRune {
+		return 0, 0
+	}
+	return r, 2 + digits
+}
+
+func (c *cursor) base32(d int) int { return c.nthValid(&b32Value, d*8/5) }
+
+func (c *cursor) escape(d int) int {
+	for ; c.pos < len(c.src) && c.count < d; c.pos++ {
+		r, n := escapeAt(c.src, c.pos)
+		if n > 0 {
+			c.pos += n - 1
+			c.count += len(appendEscaped(nil, r, n))
+			continue
 		}
 		c.count++
 	}

@@ -14,7 +14,26 @@ const (
 	token  = alnum + "_-"
 	digit  = "0123456789"
 	hexLow = "0123456789abcdef"
+	// base32Alpha is the alphabet of AWS key ids after their prefix.
+	base32Alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	letters     = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 )
+
+// jwt makes a signed JSON Web Token: header, claims, a 32-byte HMAC.
+func jwt(f fake) string {
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." +
+		enc.EncodeToString([]byte(`{"sub":"`+f.str(digit, 10)+`","name":"`+f.str(alnum, 12)+`","iat":1516239022}`)) + "." +
+		enc.EncodeToString([]byte(f.str(alnum+"\x00\x01\xfe\xff", 32)))
+}
+
+// mixed makes n letters, half of each case, shuffled: a Hugging Face
+// token's body.
+func mixed(f fake, n int) string {
+	b := []byte(strings.ToUpper(f.str(letters[26:], n/2)) + f.str(letters[26:], n-n/2))
+	f.r.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	return string(b)
+}
 
 // fake makes random strings from a fixed seed so failures reproduce.
 type fake struct{ r *rand.Rand }
@@ -85,5 +104,20 @@ func secretCases(seed uint64) []secretCase {
 		{"discord", PatternDiscord, discordID + "." + f.str(token, 6) + "." + f.str(token, 38)},
 		{"telegram", PatternTelegram, "1" + f.str(digit, 9) + ":AA" + f.str(token, 33)},
 		{"brave", PatternBrave, "BSA" + f.withDigit(token, 28)},
+		// The formats below follow each provider's documented shape.
+		{"aws access key id", PatternAWS, "AKIA" + f.str(base32Alpha, 16)},
+		{"aws temporary key id", PatternAWS, "ASIA" + f.str(base32Alpha, 16)},
+		{"slack user", PatternSlack, "xoxp-" + f.str(digit, 12) + "-" + f.str(digit, 12) + "-" + f.str(digit, 13) + "-" + f.str(hexLow, 32)},
+		{"slack workspace", PatternSlack, "xoxa-2-" + f.str(digit, 12) + "-" + f.str(digit, 13) + "-" + f.str(hexLow, 64)},
+		{"slack refresh", PatternSlack, "xoxr-" + f.str(digit, 12) + "-" + f.str(digit, 12) + "-" + f.str(alnum, 40)},
+		{"slack config", PatternSlack, "xoxe.xoxp-1-" + f.withDigit(alnum, 140)},
+		{"stripe secret", PatternStripe, "sk_live_51" + f.withDigit(alnum, 97)},
+		{"stripe restricted", PatternStripe, "rk_live_" + f.withDigit(alnum, 24)},
+		{"jwt", PatternJWT, jwt(f)},
+		{"gitlab personal", PatternGitLab, "glpat-" + f.withDigit(token, 20)},
+		{"gitlab deploy", PatternGitLab, "gldt-" + f.withDigit(token, 20)},
+		{"npm", PatternNPM, "npm_" + f.withDigit(alnum, 36)},
+		{"huggingface", PatternHugging, "hf_" + mixed(f, 34)},
+		{"sendgrid", PatternSendGrid, "SG." + f.withDigit(token, 22) + "." + f.withDigit(token, 43)},
 	}
 }

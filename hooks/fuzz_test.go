@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/hex"
 	"net/url"
 	"strconv"
@@ -75,9 +76,14 @@ func FuzzScan(f *testing.F) {
 			f.Add([]byte("x\n" + enc.encode(sc.secret) + strings.Repeat(" ", i)))
 		}
 	}
-	for _, s := range []string{"", "sk-", "-----BEGIN PRIVATE KEY-----\\n", "%%%", "\\nsk-ant-"} {
+	for _, s := range []string{"", "sk-", "-----BEGIN PRIVATE KEY-----\\n", "%%%", "\\nsk-ant-", "\\u00", "\\x7", "0000: 41 42", "{0x", "H4sI"} {
 		f.Add([]byte(s))
 	}
+	key := secretCases(9)[5].secret
+	f.Add([]byte(wrap("KEY="+key, 9)))
+	f.Add([]byte(xxd(key) + hexdumpC(key)))
+	f.Add([]byte(unicodeEscape(key) + pyBytes(key)))
+	f.Add([]byte(base64.StdEncoding.EncodeToString(gzipped(key))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		found := Scan(data)
 		prev := -1
@@ -85,6 +91,8 @@ func FuzzScan(f *testing.F) {
 			require.GreaterOrEqual(t, x.Offset, prev, "ordered")
 			prev = x.Offset
 			require.Less(t, x.Offset, len(data))
+			require.Greater(t, x.end, x.Offset, "the encoded form ends after it starts")
+			require.LessOrEqual(t, x.end, len(data))
 			require.Equal(t, 1+bytes.Count(data[:x.Offset], []byte{'\n'}), x.Line)
 			require.GreaterOrEqual(t, x.Length, 20, "no pattern matches fewer bytes")
 			shown, rest, ok := strings.Cut(x.Redacted, "…")

@@ -101,7 +101,7 @@ func TestFindingPositions(t *testing.T) {
 	text := prefix + "a=" + github + "\nb=" + base64.StdEncoding.EncodeToString([]byte(google)) + "\n"
 	found := Scan([]byte(text))
 	require.Len(t, found, 2)
-	assert.Equal(t, Finding{Pattern: PatternGitHub, Encoding: Plain, Offset: len(prefix) + 2, Line: 3, Length: len(github), Redacted: redact([]byte(github))}, found[0])
+	assert.Equal(t, Finding{Pattern: PatternGitHub, Encoding: Plain, Offset: len(prefix) + 2, Line: 3, Length: len(github), Redacted: redact([]byte(github)), end: len(prefix) + 2 + len(github)}, found[0])
 	assert.Equal(t, PatternGoogle, found[1].Pattern)
 	assert.Equal(t, strings.Index(text, "b=")+2, found[1].Offset)
 	assert.Equal(t, 4, found[1].Line)

@@ -3,13 +3,13 @@ package hooks
 import (
 	"bytes"
 	"fmt"
+	"slices"
 )
 
-// Redact returns data with every line that holds a secret replaced by a
-// marker naming its kind, and the secrets found. A line is the unit
-// because a Finding gives where a secret starts, not where its encoded
-// form ends: an encoded secret's line is redacted together with the lines
-// of base64 or hex that continue it. What is left is scanned again, and if
+// Redact returns data with every line that holds a secret, or a part of
+// its encoded form, replaced by a marker naming its kind, and the secrets
+// found; an encoded secret's line is redacted together with the lines of
+// base64 or hex that continue it. What is left is scanned again, and if
 // anything is still found the whole of data is replaced by one marker.
 // The result never holds a secret Scan finds; data is not modified.
 func Redact(data []byte) ([]byte, []Finding) {
@@ -28,10 +28,21 @@ func Redact(data []byte) ([]byte, []Finding) {
 func redactLines(data []byte, found []Finding) []byte {
 	cover := make([]bool, bytes.Count(data, []byte{'\n'})+1)
 	lines := bytes.SplitAfter(data, []byte{'\n'})
+	starts := make([]int, 0, len(lines))
+	for i, at := 0, 0; i < len(lines); i++ {
+		starts = append(starts, at)
+		at += len(lines[i])
+	}
 	for _, f := range found {
 		first := f.Line - 1
 		if first < 0 || first >= len(lines) {
 			continue
+		}
+		// Every line the secret or its encoded form spans: a folded
+		// secret, a hex dump, a wrapped run.
+		last, _ := slices.BinarySearch(starts, max(f.end, f.Offset+1))
+		for i := first; i < min(last, len(lines)); i++ {
+			cover[i] = true
 		}
 		cover[first] = true
 		switch {

@@ -135,6 +135,11 @@ func (k *runKind) wrapped(data []byte, seg, end, width int) (int, bool) {
 	if next-(j+1) > width {
 		return 0, false
 	}
+	// The next line must hold nothing else ("after: done" is no part of
+	// the block above it).
+	if next < len(data) && data[next] != '\n' && data[next] != '\r' && (!k.pad || data[next] != '=') {
+		return 0, false
+	}
 	return j + 1, true
 }
 

@@ -17,6 +17,11 @@ const (
 	Base64    Encoding = "base64"    // standard alphabet, padded or not
 	Base64URL Encoding = "base64url" // URL-safe alphabet, padded or not
 	Hex       Encoding = "hex"
+	Base32    Encoding = "base32"   // RFC 4648, as `base32` prints it
+	Escaped   Encoding = "escape"   // \uXXXX, \UXXXXXXXX and \xXX escapes
+	HexDump   Encoding = "hex dump" // hex bytes with separators: xxd, hexdump -C, od -t x1, aa:bb:cc
+	Folded    Encoding = "folded"   // cut into lines of one width, as fold prints it
+	Gzip      Encoding = "gzip"     // a gzip or zlib stream inside base64, base32, hex or a dump
 )
 
 // Minimum lengths of encoded candidates. Shorter runs could not hold a
@@ -25,6 +30,7 @@ const (
 const (
 	MinBase64 = 24
 	MinHex    = 40
+	MinBase32 = 32
 )
 
 // Finding is one secret found in the input. It never holds the secret:
@@ -36,6 +42,8 @@ type Finding struct {
 	Line     int      // 1-based line of Offset
 	Length   int      // length of the decoded secret
 	Redacted string   // e.g. "sk-a…(108 chars)"
+
+	end int // where the secret or its encoded form ends in the input
 }
 
 func (f Finding) String() string {
@@ -54,12 +62,21 @@ func Scan(data []byte) []Finding {
 	s := scratch.Get().(*scan)
 	defer s.release()
 	s.m, s.data, s.findings = loadMatcher(), data, nil
+	s.budget = maxInflateRatio*len(data) + maxInflate
 	s.plain()
 	s.urlEncoded()
-	// Hex digits are base64 bytes too, so hex runs are looked for only
-	// inside base64 runs: one pass over the input serves both.
-	runs(data, &base64Run, s.base64)
+	s.escaped()
+	s.dumps()
+	s.encoded()
+	s.folded()
 	return s.result()
+}
+
+// encoded scans the base64, base32 and hex runs. Hex digits and base32
+// bytes are base64 bytes too, so they are looked for only inside base64
+// runs: one pass over the input serves all three.
+func (s *scan) encoded() {
+	runs(s.data, &base64Run, s.base64)
 }
 
 // scratch keeps the buffers of finished scans: an agent scans every tool
@@ -74,6 +91,9 @@ func (s *scan) release() {
 	if cap(s.buf) > maxPooled {
 		s.buf = nil
 	}
+	if cap(s.inflated) > maxPooled {
+		s.inflated = nil
+	}
 	s.data, s.findings, s.m = nil, nil, nil
 	scratch.Put(s)
 }
@@ -86,12 +106,23 @@ type scan struct {
 	starts   []int  // its line starts, reused
 	matches  []match
 	findings []Finding
+
+	// budget is how many bytes compressed streams may still inflate to.
+	budget   int
+	inflated []byte
+	joined   []byte  // lines joined by folded or dumps, reused
+	pieces   []piece // where the joined bytes came from
+	known    map[int]bool
+	lines    []span // the lines of a folded block
+
+	encodedJoined []byte // words of folded blocks to decode too
+	encodedPieces []piece
 }
 
 func (s *scan) plain() {
 	s.matches = s.m.find(s.matches[:0], s.data, nil)
 	for _, mt := range s.matches {
-		s.add(mt, Plain, mt.start, s.data)
+		s.add(mt, Plain, mt.start, mt.end, s.data)
 	}
 }
 
@@ -104,32 +135,45 @@ func (s *scan) decoded(enc Encoding, off int, src []byte, starts []int) {
 		s.buf = decodeURL(s.buf[:0], src)
 	case Hex:
 		s.buf = decodeHex(s.buf[:0], src)
+	case Base32:
+		s.buf = decodeBase32(s.buf[:0], src)
+	case Escaped:
+		s.buf = decodeEscapes(s.buf[:0], src)
 	default:
 		s.buf = decodeBase64(s.buf[:0], src)
 	}
 	s.matches = s.m.find(s.matches[:0], s.buf, starts)
 	c := cursor{src: src}
 	for _, mt := range s.matches {
-		var at int
+		var at, end int
 		switch enc {
 		case URL:
-			at = c.url(mt.start)
+			at, end = c.url(mt.start), c.url(mt.end)
 		case Hex:
-			at = c.hex(mt.start)
+			at, end = c.hex(mt.start), c.hex(mt.end)
+		case Base32:
+			at, end = c.base32(mt.start), c.base32(mt.end)
+		case Escaped:
+			at, end = c.escape(mt.start), c.escape(mt.end)
 		default:
-			at = c.base64(mt.start)
+			at, end = c.base64(mt.start), c.base64(mt.end)
 		}
-		s.add(mt, enc, off+at, s.buf)
+		s.add(mt, enc, off+at, off+max(end, at+1), s.buf)
+	}
+	if enc != URL && enc != Escaped {
+		s.compressed(s.buf, off, off+len(src))
 	}
 }
 
-func (s *scan) add(mt match, enc Encoding, off int, buf []byte) {
+// add records a match in buf whose encoded form is data[off:end].
+func (s *scan) add(mt match, enc Encoding, off, end int, buf []byte) {
 	s.findings = append(s.findings, Finding{
 		Pattern:  mt.p.name,
 		Encoding: enc,
 		Offset:   off,
 		Length:   mt.end - mt.start,
 		Redacted: redact(buf[mt.start:mt.end]),
+		end:      end,
 	})
 }
 
@@ -184,6 +228,21 @@ func (s *scan) base64(start, end int, alphabets uint8) {
 	}
 	s.starts = base64Run.lineStarts(s.starts[:0], src)
 	s.decoded(enc, start, src, s.starts)
+	if end-start >= MinBase32 && isBase32(src) {
+		s.decoded(Base32, start, src, nil)
+	}
+}
+
+// isBase32 reports whether a base64 run holds only base32 bytes, line
+// breaks and padding: upper case letters and the digits 2 to 7, which
+// random base64 or text of any length does not.
+func isBase32(src []byte) bool {
+	for _, c := range src {
+		if b32Value[c] == invalid && c != '\n' && c != '\r' && c != '=' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *scan) hex(start, end int) {

@@ -86,8 +86,14 @@ func TestScanFindsEveryPatternInEveryEncoding(t *testing.T) {
 					payload := prefix + sc.secret
 					encoded := enc.encode(payload)
 					want := enc.want(encoded)
-					if encoded == payload {
-						want = Plain // the encoder changed nothing
+					at := strings.Index(encoded, sc.secret)
+					// A Telegram bot id right after "%20" reads as
+					// one longer number: only the URL layer parts them.
+					if at >= 0 && !(sc.pattern == PatternTelegram && at > 0) {
+						// The encoder left the secret as it was (it
+						// escaped the prefix only, or nothing): it is
+						// found in the plain text, glued or not.
+						want = Plain
 					}
 					input := "$ run tool\n" + encoded + "\n$ echo done\n"
 					found := Scan([]byte(input))
@@ -100,7 +106,7 @@ func TestScanFindsEveryPatternInEveryEncoding(t *testing.T) {
 					assert.GreaterOrEqual(t, f.Offset, start)
 					assert.Less(t, f.Offset, start+len(encoded))
 					if want == Plain {
-						assert.Equal(t, start+len(prefix), f.Offset)
+						assert.Equal(t, start+at, f.Offset)
 					}
 					assert.Equal(t, redact([]byte(sc.secret)), f.Redacted)
 					assert.NotContains(t, f.String(), sc.secret[:8])

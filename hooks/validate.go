@@ -13,14 +13,9 @@ const minDistinct = 10
 // looksRandom reports whether body mixes at least two of lower case, upper
 // case and digits and uses enough different bytes.
 func looksRandom(body []byte) bool {
-	var seen [256]bool
-	distinct, classes := 0, 0
+	classes := 0
 	var lower, upper, digit bool
 	for _, c := range body {
-		if !seen[c] {
-			seen[c] = true
-			distinct++
-		}
 		switch {
 		case 'a' <= c && c <= 'z':
 			lower = true
@@ -35,7 +30,7 @@ func looksRandom(body []byte) bool {
 			classes++
 		}
 	}
-	return classes >= 2 && distinct >= minDistinct
+	return classes >= 2 && distinct(body) >= minDistinct
 }
 
 // randomWithDigit is looksRandom plus a digit, for prefixes that also start
@@ -132,4 +127,118 @@ func telegramSecret(tok []byte) bool {
 		}
 	}
 	return false
+}
+
+// openAIMarked accepts the OpenAI key forms that carry a marker (a kind
+// or "T3BlbkFJ"); a legacy key glued to a word is too like "task-…".
+func openAIMarked(body []byte) bool {
+	if !openAIShape(body) {
+		return false
+	}
+	for _, p := range openAIKinds {
+		if bytes.HasPrefix(body, p) {
+			return true
+		}
+	}
+	return bytes.Contains(body, []byte("T3BlbkFJ"))
+}
+
+// awsKeyID checks the 16 bytes after AKIA or ASIA: base32 with no digit
+// in about one key in thirty, so looksRandom's classes do not apply;
+// enough different bytes, and not AWS's documented example.
+func awsKeyID(body []byte) bool {
+	return distinct(body) >= 8 && !bytes.Contains(body, []byte("EXAMPLE"))
+}
+
+// awsSecret checks a secret access key: random, and not the example of
+// AWS's documentation (…EXAMPLEKEY).
+func awsSecret(body []byte) bool {
+	return looksRandom(body) && !bytes.Contains(body, []byte("EXAMPLE"))
+}
+
+func distinct(body []byte) int {
+	var seen [256]bool
+	n := 0
+	for _, c := range body {
+		if !seen[c] {
+			seen[c] = true
+			n++
+		}
+	}
+	return n
+}
+
+// awsSecretStart finds the value after the name of an AWS secret access
+// key, given the index of "ccess" in it: secret_access_key,
+// SecretAccessKey, AWS_SECRET_ACCESS_KEY, secret-access-key, followed by
+// quotes, blanks and one ':' or '=' (or "=>"). It returns the value's
+// index, or -1.
+func awsSecretStart(data []byte, at int) int {
+	i := at - 1
+	if i < 0 || (data[i] != 'a' && data[i] != 'A') {
+		return -1
+	}
+	if i > 0 && (data[i-1] == '_' || data[i-1] == '-') {
+		i--
+	}
+	if i < 6 || !bytes.EqualFold(data[i-6:i], []byte("secret")) {
+		return -1
+	}
+	j := at + len("ccess")
+	if j < len(data) && (data[j] == '_' || data[j] == '-') {
+		j++
+	}
+	if j+3 > len(data) || !bytes.EqualFold(data[j:j+3], []byte("key")) {
+		return -1
+	}
+	j += 3
+	seps := 0
+	for n := 0; j < len(data) && n < 8; j, n = j+1, n+1 {
+		switch data[j] {
+		case ':', '=':
+			seps++
+			continue
+		case ' ', '\t', '"', '\'', '>':
+			continue
+		}
+		break
+	}
+	if seps != 1 {
+		return -1
+	}
+	return j
+}
+
+// after returns a back function for a value that follows its anchor.
+func after(anchor string) func(data []byte, at int) int {
+	return func(data []byte, at int) int { return at + len(anchor) }
+}
+
+// mixedCase is looksRandom with at least seven upper and seven lower
+// case letters, for Hugging Face tokens: 34 random letters hold about 17
+// of each, a CamelCase identifier far fewer capitals.
+func mixedCase(body []byte) bool {
+	upper, lower := 0, 0
+	for _, c := range body {
+		switch {
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
+		}
+	}
+	return upper >= 7 && lower >= 7 && looksRandom(body)
+}
+
+// jwtHeader checks that a JWT's header, "eyJ" and body up to the first
+// dot, decodes to a JSON object naming an algorithm other than none.
+func jwtHeader(body []byte) bool {
+	dot := bytes.IndexByte(body, '.')
+	if dot < 0 || dot > 1024 {
+		return false
+	}
+	var src [3 + 1024]byte
+	var dst [800]byte
+	h := decodeBase64(dst[:0], append(append(src[:0], "eyJ"...), body[:dot]...))
+	return bytes.Contains(h, []byte(`"alg"`)) && !bytes.Contains(h, []byte(`"none"`))
 }
