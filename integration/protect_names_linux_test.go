@@ -22,16 +22,16 @@ var runCodeFiles = []string{
 	"lefthook-local.yml", ".lefthook-local.yml", ".cargo/config.toml", ".huskyrc", ".zed/tasks.json",
 	".devcontainer/devcontainer.json", ".continue/config.yaml", ".roo/mcp.json", ".kiro/hooks/x.kiro.hook",
 	"opencode.json", ".crush.json", ".aider.conf.yml", "mise.toml", ".mise.toml", ".tool-versions",
-	".pnpmfile.cjs",
+	".pnpmfile.cjs", "app.code-workspace", "sub/app.code-workspace",
 }
 
 // userFiles are files under names only the configuration protects
 // (Config.Protect): a hooks directory core.hooksPath names (with a slash:
-// at the top of the root), a module a filter driver imports and a VS Code
-// workspace file (plain names: at any depth).
-var userFiles = []string{"tools/hooks/pre-commit", "nbstripout.py", "sub/nbstripout.py", "sub/x.code-workspace"}
+// at the top of the root), a module a filter driver imports and a Sublime
+// Text project, whose build systems run (plain names: at any depth).
+var userFiles = []string{"tools/hooks/pre-commit", "nbstripout.py", "sub/nbstripout.py", "sub/x.sublime-project"}
 
-var userProtect = []string{"tools/hooks", "nbstripout.py", "x.code-workspace"}
+var userProtect = []string{"tools/hooks", "nbstripout.py", "x.sublime-project"}
 
 // plantScript writes "planted" into each of files, making directories as
 // it goes; a write that fails does not stop the others.
