@@ -21,7 +21,8 @@ type Limits struct {
 	// in bytes; with cgroup v2, the whole sandbox's memory, tmpfs pages
 	// included (memory.max).
 	Memory int64
-	// Pids caps the sandbox's tasks, processes and threads together.
+	// Pids caps the command's tasks at once, processes and threads
+	// together, the command itself among them: 3 lets it start two more.
 	Pids int
 	// CPUs caps the sandbox's CPU time per period, in CPUs (1.5 is one
 	// and a half); cgroup v2 only.

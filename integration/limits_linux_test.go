@@ -100,6 +100,47 @@ func TestLimitsPids(t *testing.T) {
 	assert.Empty(t, free.hits)
 }
 
+// forkProbe forks children that wait until it exits, up to 10, and says
+// how many it got: with the probe itself, it holds that many tasks plus
+// one at once.
+const forkProbe = `
+import os
+r, w = os.pipe()
+n = 0
+for _ in range(10):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("refused", e.strerror)
+        break
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    n += 1
+print("forked", n)
+`
+
+// --pids N counts the command's tasks alone, the command itself among
+// them: the init's threads, which share its user, are not taken from it.
+// Under 3 and under 5 the probe holds exactly 3 and 5 tasks; without the
+// limit it forks all 10.
+func TestLimitsPidsExact(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("the kernel exempts root from RLIMIT_NPROC: the unprivileged pass runs this test")
+	}
+	probe := func(pids int) string {
+		w := newWorld(t)
+		sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws, Limits: corral.Limits{Pids: pids}})
+		out, err := sb.Command(context.Background(), "python3", "-c", forkProbe).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	assert.Equal(t, "refused Resource temporarily unavailable\nforked 2\n", probe(3))
+	assert.Equal(t, "refused Resource temporarily unavailable\nforked 4\n", probe(5))
+	assert.Equal(t, "forked 10\n", probe(corral.NoLimit))
+}
+
 func TestLimitsPidsLadder(t *testing.T) {
 	w := newWorld(t)
 	cfg := w.config()
