@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -336,4 +338,60 @@ func TestLimitsCgroupEnforced(t *testing.T) {
 	assert.True(t, capped.hit("pids"), "hits: %v", capped.hits)
 	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit, CPUs: 0.5}, bomb)
 	assert.Equal(t, "spawned 200\n", free.stdout, free)
+}
+
+// inotifyProbe takes inotify instances until refused, at most 40, says how
+// many it got, and holds them until its stdin closes.
+const inotifyProbe = `
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 40:
+    if libc.inotify_init1(0o2000000) < 0:
+        print("refused", os.strerror(ctypes.get_errno()), flush=True)
+        break
+    n += 1
+print("took", n, flush=True)
+sys.stdin.read()
+`
+
+// A user's inotify instances are counted across user namespaces: each
+// sandbox's command has a budget of its own (the mount watch's instance,
+// taken before the command runs, among it), so a command that takes all
+// it can leaves the next sandbox, whose mount watch needs one, its start.
+// The same probe on the host takes all 40: the budget, not the host's
+// limit, refuses it in the sandbox.
+func TestLimitsInotifyBudget(t *testing.T) {
+	w := newWorld(t)
+	sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws})
+	hog := sb.Command(context.Background(), "python3", "-c", inotifyProbe)
+	stdin, err := hog.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := hog.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, hog.Start())
+	defer func() { stdin.Close(); hog.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	var said []string
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if strings.HasPrefix(lines.Text(), "took") {
+			break
+		}
+	}
+	assert.Equal(t, []string{"refused Too many open files", "took 15"}, said)
+
+	// Another sandbox with binds to guard starts and runs while the first
+	// holds its whole budget.
+	w2 := newWorld(t)
+	sb2, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w2.ws})
+	out, err := sb2.Command(context.Background(), "echo", "started").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "started\n", string(out))
+
+	host := exec.Command("python3", "-c", inotifyProbe)
+	host.Stdin = strings.NewReader("")
+	out, err = host.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "took 40\n", string(out))
 }
