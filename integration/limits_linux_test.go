@@ -395,3 +395,51 @@ func TestLimitsInotifyBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "took 40\n", string(out))
 }
+
+// sharedMemoryProbe holds 520 MiB of shared memory, made the way named by
+// its argument, each page touched, and says so.
+const sharedMemoryProbe = `
+import mmap, os, sys
+n = 520 << 20
+try:
+    if sys.argv[1] == "mmap":
+        m = mmap.mmap(-1, n)
+    elif sys.argv[1] == "memfd":
+        fd = os.memfd_create("probe")
+        os.ftruncate(fd, n)
+        m = mmap.mmap(fd, n)
+    else:
+        m = mmap.mmap(os.open("/dev/zero", os.O_RDWR), n)
+    for i in range(0, n, 4096):
+        m[i] = 1
+except OSError as e:
+    print("refused", e.strerror)
+    sys.exit(1)
+shmem = [l.split()[1] for l in open("/proc/self/status") if l.startswith("RssShmem")][0]
+print("held", int(shmem) >> 10, "MiB")
+`
+
+// RLIMIT_DATA counts no shared memory: under a memory limit that no cgroup
+// counts it for, what makes shared anonymous memory is refused (a shared
+// anonymous mapping, a memfd, a writable shared mapping of /dev/zero),
+// and without the limit each probe holds its 520 MiB.
+func TestLimitsMemoryShared(t *testing.T) {
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			w := newWorld(t)
+			probe := func(memory int64, how string) string {
+				sb, _ := rungSandbox(t, rung, corral.Config{Workspace: w.ws, Limits: corral.Limits{Memory: memory}})
+				out, _ := sb.Command(context.Background(), "python3", "-c", sharedMemoryProbe, how).CombinedOutput()
+				return string(out)
+			}
+			for how, refusal := range map[string]string{
+				"mmap":  "refused Cannot allocate memory\n",
+				"memfd": "refused Cannot allocate memory\n",
+				"zero":  "refused Permission denied\n",
+			} {
+				assert.Equal(t, refusal, probe(64<<20, how), how)
+				assert.Equal(t, "held 520 MiB\n", probe(corral.NoLimit, how), how)
+			}
+		})
+	}
+}

@@ -44,6 +44,9 @@ func (e *execLimit) atExec(fd int, n seccomp.Notification) bool {
 		return true
 	}
 	e.settled = true
+	if e.err != nil {
+		return false // the shared memory filter could not be loaded
+	}
 	if !seccomp.Valid(fd, n.ID) {
 		return true // killed while it waited: it runs nothing
 	}
@@ -117,7 +120,7 @@ func (l *listener) answer(s *setup, a seccomp.Also) {
 		l.reads = seccomp.ReadCalls()
 	}
 	if a.Execs {
-		l.limit = &execLimit{memory: s.Limits.Memory}
+		l.limit = &execLimit{memory: s.Limits.Memory, err: sharedMemoryErr}
 		if s.PidsRlimit && s.Limits.Pids > 0 {
 			l.limit.pids = s.Limits.Pids
 			warmThreads(spareThreads)
@@ -134,6 +137,7 @@ func withExecLimit(s *setup, watch func(policy []byte) bool) func(policy []byte)
 		return watch
 	}
 	return func(policy []byte) bool {
+		sharedMemoryFilter(s)
 		if watch != nil && watch(policy) {
 			return true
 		}

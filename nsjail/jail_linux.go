@@ -155,7 +155,7 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare, ConnectOnly: o.ConnectOnly,
 		NoGuard: testhook.Disabled(testhook.Guard), NoPtrace: testhook.Disabled(testhook.Ptrace),
-		Limits: o.Limits, PidsRlimit: o.PidsRlimit,
+		Limits: o.Limits, PidsRlimit: o.PidsRlimit, MemoryCgroup: o.Cgroup != nil,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	nameSeccomp(&j.setup)
 	switch {
