@@ -13,7 +13,9 @@
 // caller a writable cgroup v2 subtree with those controllers.
 //
 //   - memory: RLIMIT_DATA, the private writable memory of each process
-//     (heap, brk, anonymous mappings). Not RLIMIT_AS: runtimes reserve far
+//     (heap, brk, private mappings). It does not count shared memory, which
+//     the init's filter keeps the command from making without a cgroup
+//     (see nsjail's sharedMemoryFilter). Not RLIMIT_AS: runtimes reserve far
 //     more address space than they use (V8's pointer cage, Go's arenas,
 //     the JVM's heap reservation), and would fail at start-up under an
 //     address-space limit that their real use never reaches. With cgroup
