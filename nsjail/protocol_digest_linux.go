@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "b04633811a791d85"
+const protocolDigest = "007031d67586f9f3"
