@@ -41,7 +41,7 @@ func (h LimitHost) Enforces(n limits.Name) (mechanism, reason string) {
 		case h.Root:
 			return no("the kernel exempts root from RLIMIT_NPROC, and " + h.NoCgroup)
 		}
-		return ok("RLIMIT_NPROC in the sandbox's user namespace")
+		return ok("RLIMIT_NPROC in the sandbox's user namespace, on the command's tasks alone")
 	case limits.CPUs:
 		return no("only a cgroup can share out CPU time, and " + h.NoCgroup)
 	case limits.TmpSize:
