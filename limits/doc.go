@@ -24,8 +24,8 @@
 //     user in one user namespace. In the sandbox's own user namespace that
 //     is exactly the sandbox's tasks, the init's threads among them: the
 //     command's first process gets the limit plus the init's threads at
-//     its first exec ([ApplyTasks]), or, without a listener to stop it
-//     there, the init adds room for them to its own. It is no limit without
+//     its first exec ([ApplyTasks]), for a limit the caller asked for;
+//     otherwise the init adds room for them to its own. It is no limit without
 //     a user namespace (it would count every process of the user on the
 //     host) nor for root, whom the kernel exempts: there only pids.max
 //     holds.

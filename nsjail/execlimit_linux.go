@@ -109,10 +109,13 @@ func alsoOf(s *setup, report bool) seccomp.Also {
 
 // limitsAtExec reports whether s has a limit the listener sets on the
 // command at its first exec: memory, and pids where RLIMIT_NPROC counts
-// the sandbox's tasks alone (setup.PidsRlimit).
+// the sandbox's tasks alone (setup.PidsRlimit) and the limit is to count
+// the command's alone (setup.PidsExact).
 func limitsAtExec(s *setup) bool {
-	return s.Limits.Memory > 0 || s.Limits.Pids > 0 && s.PidsRlimit
+	return s.Limits.Memory > 0 || pidsAtExec(s)
 }
+
+func pidsAtExec(s *setup) bool { return s.Limits.Pids > 0 && s.PidsRlimit && s.PidsExact }
 
 // answer readies l to answer what a stops.
 func (l *listener) answer(s *setup, a seccomp.Also) {
@@ -121,7 +124,7 @@ func (l *listener) answer(s *setup, a seccomp.Also) {
 	}
 	if a.Execs {
 		l.limit = &execLimit{memory: s.Limits.Memory, err: sharedMemoryErr}
-		if s.PidsRlimit && s.Limits.Pids > 0 {
+		if pidsAtExec(s) {
 			l.limit.pids = s.Limits.Pids
 			warmThreads(spareThreads)
 		}
@@ -169,10 +172,14 @@ func listenForExecs(s *setup) *listener {
 // the command, which inherits them: all but the memory and pids limits its
 // listener sets on the command alone.
 func limitsOfInit(s *setup) limits.Set {
-	if s.listener != nil && s.listener.limit != nil {
-		return s.Limits.Without(limits.Memory).Without(limits.Pids)
+	set := s.Limits
+	if l := s.listener; l != nil && l.limit != nil {
+		set = set.Without(limits.Memory)
+		if l.limit.pids > 0 {
+			set = set.Without(limits.Pids)
+		}
 	}
-	return s.Limits
+	return set
 }
 
 // forked tells the listener the init's fork of the command has returned,

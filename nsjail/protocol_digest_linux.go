@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "007031d67586f9f3"
+const protocolDigest = "a09c9e73b377ce8c"

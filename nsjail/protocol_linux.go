@@ -61,6 +61,9 @@ type setup struct {
 	// sandbox's tasks, so that the pids limit is set as one.
 	Limits     limits.Set `json:",omitempty"`
 	PidsRlimit bool       `json:",omitempty"`
+	// PidsExact: the listener sets the pids limit on the command alone
+	// (Options.PidsExact).
+	PidsExact bool `json:",omitempty"`
 	// MemoryCgroup says a cgroup's memory.max counts the sandbox's memory,
 	// shared memory included; without it a memory limit refuses what
 	// makes shared memory (sharedMemoryFilter).
