@@ -97,8 +97,8 @@ func ApplyMemory(pid int, memory int64) error {
 // counts every task of the user in the sandbox's user namespace, the init's
 // threads among them, so the limit is pids more than the init has now. The
 // init itself keeps its own limit: it may start threads while the command
-// runs (and before that, WarmThreads has it start those it will need), and
-// each one it starts takes one from the command's room, never adds one. A
+// runs (its caller starts ahead those it will need), and each one it starts
+// takes one from the command's room, never adds one. A
 // lower hard limit pid already has stays.
 func ApplyTasks(pid int, pids int64) error {
 	var old unix.Rlimit
