@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/corralhq/corral/changeset"
 	"github.com/corralhq/corral/internal/ladder"
+	"github.com/corralhq/corral/limits"
 	"github.com/corralhq/corral/nsjail"
 	"github.com/corralhq/corral/seccomp"
 )
@@ -78,6 +80,9 @@ func newBackend(s *spec) (backend, error) {
 	o, err := jailOptions(s, plan, b.hostProxy)
 	if err == nil {
 		o.Limits, o.PidsRlimit = lp.set, plan.Rung == RungFull && !lh.Root
+		// The default pids limit holds within the init's few threads; one
+		// asked for, exactly (docs/layers.md, Limits).
+		o.PidsExact = slices.Contains(s.Limits.asked, limits.Pids)
 		if lh.Cgroup != nil && ladder.NeedsCgroup(lp.set, lh) {
 			o.Cgroup = lh.Cgroup
 		}

@@ -18,10 +18,12 @@ import (
 // a default the host cannot enforce is left out quietly.
 type Limits struct {
 	// Memory caps each process's private writable memory (RLIMIT_DATA),
-	// in bytes; with cgroup v2, the whole sandbox's memory, tmpfs pages
-	// included (memory.max).
+	// in bytes, and refuses the command shared memory, which that does not
+	// count; with cgroup v2, the whole sandbox's memory, shared memory and
+	// tmpfs pages included (memory.max).
 	Memory int64
-	// Pids caps the sandbox's tasks, processes and threads together.
+	// Pids caps the command's tasks at once, processes and threads
+	// together, the command itself among them: 3 lets it start two more.
 	Pids int
 	// CPUs caps the sandbox's CPU time per period, in CPUs (1.5 is one
 	// and a half); cgroup v2 only.

@@ -90,7 +90,7 @@ func TestPlanLimits(t *testing.T) {
 	assert.Equal(t, int64(64), p.set.Pids)
 	for _, st := range p.statuses {
 		if st.Name == LimitPids {
-			assert.Equal(t, LimitStatus{Name: LimitPids, Available: true, Mechanism: "RLIMIT_NPROC in the sandbox's user namespace", Value: "64"}, st)
+			assert.Equal(t, LimitStatus{Name: LimitPids, Available: true, Mechanism: "RLIMIT_NPROC in the sandbox's user namespace, on the command's tasks alone", Value: "64"}, st)
 		}
 	}
 	// With a cgroup, pids and CPUs hold for root too.

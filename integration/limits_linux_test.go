@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -98,6 +100,47 @@ func TestLimitsPids(t *testing.T) {
 	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit}, bomb)
 	assert.Equal(t, "spawned 200\n", free.stdout, free)
 	assert.Empty(t, free.hits)
+}
+
+// forkProbe forks children that wait until it exits, up to 10, and says
+// how many it got: with the probe itself, it holds that many tasks plus
+// one at once.
+const forkProbe = `
+import os
+r, w = os.pipe()
+n = 0
+for _ in range(10):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("refused", e.strerror)
+        break
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    n += 1
+print("forked", n)
+`
+
+// --pids N counts the command's tasks alone, the command itself among
+// them: the init's threads, which share its user, are not taken from it.
+// Under 3 and under 5 the probe holds exactly 3 and 5 tasks; without the
+// limit it forks all 10.
+func TestLimitsPidsExact(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("the kernel exempts root from RLIMIT_NPROC: the unprivileged pass runs this test")
+	}
+	probe := func(pids int) string {
+		w := newWorld(t)
+		sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws, Limits: corral.Limits{Pids: pids}})
+		out, err := sb.Command(context.Background(), "python3", "-c", forkProbe).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	assert.Equal(t, "refused Resource temporarily unavailable\nforked 2\n", probe(3))
+	assert.Equal(t, "refused Resource temporarily unavailable\nforked 4\n", probe(5))
+	assert.Equal(t, "forked 10\n", probe(corral.NoLimit))
 }
 
 func TestLimitsPidsLadder(t *testing.T) {
@@ -295,4 +338,108 @@ func TestLimitsCgroupEnforced(t *testing.T) {
 	assert.True(t, capped.hit("pids"), "hits: %v", capped.hits)
 	free := runLimited(t, corral.RungFull, corral.Limits{Pids: corral.NoLimit, CPUs: 0.5}, bomb)
 	assert.Equal(t, "spawned 200\n", free.stdout, free)
+}
+
+// inotifyProbe takes inotify instances until refused, at most 40, says how
+// many it got, and holds them until its stdin closes.
+const inotifyProbe = `
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 40:
+    if libc.inotify_init1(0o2000000) < 0:
+        print("refused", os.strerror(ctypes.get_errno()), flush=True)
+        break
+    n += 1
+print("took", n, flush=True)
+sys.stdin.read()
+`
+
+// A user's inotify instances are counted across user namespaces: each
+// sandbox's command has a budget of its own (the mount watch's instance,
+// taken before the command runs, among it), so a command that takes all
+// it can leaves the next sandbox, whose mount watch needs one, its start.
+// The same probe on the host takes all 40: the budget, not the host's
+// limit, refuses it in the sandbox.
+func TestLimitsInotifyBudget(t *testing.T) {
+	w := newWorld(t)
+	sb, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w.ws})
+	hog := sb.Command(context.Background(), "python3", "-c", inotifyProbe)
+	stdin, err := hog.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := hog.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, hog.Start())
+	defer func() { stdin.Close(); hog.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	var said []string
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if strings.HasPrefix(lines.Text(), "took") {
+			break
+		}
+	}
+	assert.Equal(t, []string{"refused Too many open files", "took 15"}, said)
+
+	// Another sandbox with binds to guard starts and runs while the first
+	// holds its whole budget.
+	w2 := newWorld(t)
+	sb2, _ := rungSandbox(t, corral.RungFull, corral.Config{Workspace: w2.ws})
+	out, err := sb2.Command(context.Background(), "echo", "started").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "started\n", string(out))
+
+	host := exec.Command("python3", "-c", inotifyProbe)
+	host.Stdin = strings.NewReader("")
+	out, err = host.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "took 40\n", string(out))
+}
+
+// sharedMemoryProbe holds 520 MiB of shared memory, made the way named by
+// its argument, each page touched, and says so.
+const sharedMemoryProbe = `
+import mmap, os, sys
+n = 520 << 20
+try:
+    if sys.argv[1] == "mmap":
+        m = mmap.mmap(-1, n)
+    elif sys.argv[1] == "memfd":
+        fd = os.memfd_create("probe")
+        os.ftruncate(fd, n)
+        m = mmap.mmap(fd, n)
+    else:
+        m = mmap.mmap(os.open("/dev/zero", os.O_RDWR), n)
+    for i in range(0, n, 4096):
+        m[i] = 1
+except OSError as e:
+    print("refused", e.strerror)
+    sys.exit(1)
+shmem = [l.split()[1] for l in open("/proc/self/status") if l.startswith("RssShmem")][0]
+print("held", int(shmem) >> 10, "MiB")
+`
+
+// RLIMIT_DATA counts no shared memory: under a memory limit that no cgroup
+// counts it for, what makes shared anonymous memory is refused (a shared
+// anonymous mapping, a memfd, a writable shared mapping of /dev/zero),
+// and without the limit each probe holds its 520 MiB.
+func TestLimitsMemoryShared(t *testing.T) {
+	for _, rung := range layRungs {
+		t.Run(string(rung), func(t *testing.T) {
+			w := newWorld(t)
+			probe := func(memory int64, how string) string {
+				sb, _ := rungSandbox(t, rung, corral.Config{Workspace: w.ws, Limits: corral.Limits{Memory: memory}})
+				out, _ := sb.Command(context.Background(), "python3", "-c", sharedMemoryProbe, how).CombinedOutput()
+				return string(out)
+			}
+			for how, refusal := range map[string]string{
+				"mmap":  "refused Cannot allocate memory\n",
+				"memfd": "refused Cannot allocate memory\n",
+				"zero":  "refused Permission denied\n",
+			} {
+				assert.Equal(t, refusal, probe(64<<20, how), how)
+				assert.Equal(t, "held 520 MiB\n", probe(corral.NoLimit, how), how)
+			}
+		})
+	}
 }

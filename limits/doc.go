@@ -13,17 +13,22 @@
 // caller a writable cgroup v2 subtree with those controllers.
 //
 //   - memory: RLIMIT_DATA, the private writable memory of each process
-//     (heap, brk, anonymous mappings). Not RLIMIT_AS: runtimes reserve far
+//     (heap, brk, private mappings). It does not count shared memory, which
+//     the init's filter keeps the command from making without a cgroup
+//     (see nsjail's sharedMemoryFilter). Not RLIMIT_AS: runtimes reserve far
 //     more address space than they use (V8's pointer cage, Go's arenas,
 //     the JVM's heap reservation), and would fail at start-up under an
 //     address-space limit that their real use never reaches. With cgroup
 //     v2, memory.max also counts the page cache and tmpfs pages.
 //   - pids: RLIMIT_NPROC counts the tasks (processes and threads) of one
 //     user in one user namespace. In the sandbox's own user namespace that
-//     is exactly the sandbox's tasks, the init's few threads among them (the
-//     init adds room for them). It is no limit without a user namespace (it
-//     would count every process of the user on the host) nor for root,
-//     whom the kernel exempts: there only pids.max holds.
+//     is exactly the sandbox's tasks, the init's threads among them: the
+//     command's first process gets the limit plus the init's threads at
+//     its first exec ([ApplyTasks]), for a limit the caller asked for;
+//     otherwise the init adds room for them to its own. It is no limit without
+//     a user namespace (it would count every process of the user on the
+//     host) nor for root, whom the kernel exempts: there only pids.max
+//     holds.
 //   - file-size: RLIMIT_FSIZE (SIGXFSZ, or EFBIG where it is ignored).
 //   - open-files: RLIMIT_NOFILE (EMFILE).
 //   - cpu-time: RLIMIT_CPU, CPU seconds of each process: SIGXCPU at the

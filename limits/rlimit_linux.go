@@ -92,6 +92,26 @@ func ApplyMemory(pid int, memory int64) error {
 	return nil
 }
 
+// ApplyTasks sets the pids limit of pids tasks (Set.Pids) on process
+// pid, the command's first process, stopped at its first exec: RLIMIT_NPROC
+// counts every task of the user in the sandbox's user namespace, the init's
+// threads among them, so the limit is pids more than the init has now. The
+// init itself keeps its own limit: it may start threads while the command
+// runs (its caller starts ahead those it will need), and each one it starts
+// takes one from the command's room, never adds one. A
+// lower hard limit pid already has stays.
+func ApplyTasks(pid int, pids int64) error {
+	var old unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, nil, &old); err != nil {
+		return os.NewSyscallError("prlimit64", err)
+	}
+	b := min(uint64(pids)+uint64(ownThreads()), old.Max)
+	if err := unix.Prlimit(pid, unix.RLIMIT_NPROC, &unix.Rlimit{Cur: b, Max: b}, nil); err != nil {
+		return os.NewSyscallError("prlimit64", err)
+	}
+	return nil
+}
+
 // MemoryRoom is what the init keeps of a memory limit for itself, above
 // what it has mapped when it applies it: far more than it maps while the
 // command runs and after (a few threads' stacks, some heap).

@@ -147,8 +147,9 @@ func landlockEntries(s *setup) []landlock.Entry {
 	}
 	rw := readWrite(s)
 	add(rw, in.Writable...)
-	add(landlock.Device, writableDevices...)
-	add(landlock.ReadOnly, readableDevices...)
+	writable, readable := devices(s) // /dev/zero read-only under a memory limit
+	add(landlock.Device, writable...)
+	add(landlock.ReadOnly, readable...)
 	add(landlock.Terminal, terminals...)
 	if s.Bare {
 		add(rw, s.TmpDir)

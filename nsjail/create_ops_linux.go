@@ -265,12 +265,13 @@ func mayOpen(fd int, st *unix.Stat_t, flags int, known map[uint64]bool) syscall.
 	return 0
 }
 
-// grantedDevice: null, zero, full, tty, ptmx and the pseudo-terminals.
+// grantedDevice: null, zero (but under a memory limit, see devices), full,
+// tty, ptmx and the pseudo-terminals.
 func grantedDevice(rdev uint64) bool {
 	major, minor := unix.Major(rdev), unix.Minor(rdev)
 	switch {
 	case major == 1:
-		return minor == 3 || minor == 5 || minor == 7
+		return minor == 3 || minor == 5 && !zeroReadOnly || minor == 7
 	case major == 5:
 		return minor == 0 || minor == 2
 	}

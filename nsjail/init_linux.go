@@ -222,6 +222,9 @@ func build(s *setup) *failure {
 	if err := forbidNamespaces(s.guard != nil); err != nil {
 		return failureOf(LayerNSLimits, "/proc/sys/user", err)
 	}
+	if err := limitInotify(); err != nil {
+		return failureOf(LayerNSLimits, "/proc/sys/user", err)
+	}
 	return nil
 }
 

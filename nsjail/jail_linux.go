@@ -80,9 +80,13 @@ type Options struct {
 	// Limits are the command's limits: rlimits, and the size of /tmp and
 	// /dev/shm. PidsRlimit sets the pids limit as RLIMIT_NPROC, which holds
 	// only in the sandbox's own user namespace and for a caller other than
-	// root (see package limits).
+	// root (see package limits). PidsExact has the init's listener set it
+	// on the command alone, so that the init's threads are not counted
+	// (execLimit): for a limit the caller asked for, as it costs every
+	// exec of the command a stop in the listener.
 	Limits     limits.Set
 	PidsRlimit bool
+	PidsExact  bool
 	// Cgroup, when set, is where each sandbox gets a cgroup of its own
 	// with the Limits a cgroup enforces, its init moved in before it
 	// builds anything.
@@ -155,7 +159,7 @@ func New(o Options) (*Jail, error) {
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare, ConnectOnly: o.ConnectOnly,
 		NoGuard: testhook.Disabled(testhook.Guard), NoPtrace: testhook.Disabled(testhook.Ptrace),
-		Limits: o.Limits, PidsRlimit: o.PidsRlimit,
+		Limits: o.Limits, PidsRlimit: o.PidsRlimit, PidsExact: o.PidsExact, MemoryCgroup: o.Cgroup != nil,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
 	nameSeccomp(&j.setup)
 	switch {

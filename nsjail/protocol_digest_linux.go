@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "a7b2452bdcbea363"
+const protocolDigest = "6e779e5ca1d11b2b"

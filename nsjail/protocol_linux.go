@@ -61,6 +61,13 @@ type setup struct {
 	// sandbox's tasks, so that the pids limit is set as one.
 	Limits     limits.Set `json:",omitempty"`
 	PidsRlimit bool       `json:",omitempty"`
+	// PidsExact: the listener sets the pids limit on the command alone
+	// (Options.PidsExact).
+	PidsExact bool `json:",omitempty"`
+	// MemoryCgroup says a cgroup's memory.max counts the sandbox's memory,
+	// shared memory included; without it a memory limit refuses what
+	// makes shared memory (sharedMemoryFilter).
+	MemoryCgroup bool `json:",omitempty"`
 
 	guard *mounts.Guard // the init's own, once the tree is built
 	// listeners are the init's own: the proxy sockets, sent with Ready

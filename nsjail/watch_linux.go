@@ -2,7 +2,11 @@ package nsjail
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -96,7 +100,72 @@ func guardMounts(s *setup) *failure {
 		return failureOf(LayerMount, "", err)
 	}
 	s.guard = g
+	return openWatch()
+}
+
+// watchFd is the inotify instance of the mount watch, made while the
+// sandbox is built, before any command runs in it (openWatch).
+var watchFd = -1
+
+// openWatch makes the mount watch's inotify instance. A user's instances
+// are counted across user namespaces (fs.inotify.max_user_instances), so
+// the watch takes its own before the command can use any, and each
+// sandbox's command has a budget of its own (limitInotify): no command
+// can take the one its watch needs from another sandbox. If the user's
+// processes outside have used them all, the sandbox is not built, and the
+// failure says so.
+func openWatch() *failure {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		if err == unix.EMFILE {
+			err = fmt.Errorf("inotify_init1: %w: the user's inotify instances are all in use by other processes (at most %s, sysctl fs.inotify.max_user_instances)",
+				err, knobValue("/proc/sys/fs/inotify/max_user_instances"))
+		} else {
+			err = os.NewSyscallError("inotify_init1", err)
+		}
+		return failureOf(LayerMountWatch, "", err)
+	}
+	watchFd = fd
 	return nil
+}
+
+// The inotify budget of a sandbox: what its processes may hold of their
+// user's inotify instances and watches, the mount watch's own included.
+// Both are counted per user across all user namespaces, a limit at each
+// level: without a budget one sandbox could take all of them, and every
+// other sandbox of the user (whose mount watch needs an instance) and the
+// user's own programs on the host would fail. A file watcher takes one
+// instance per process (webpack, tsc --watch, cargo watch); the watches
+// are a quarter of the host's, a watch per directory watched.
+const (
+	inotifyInstances  = 16
+	inotifyWatchShare = 4
+)
+
+// limitInotify sets the sandbox's inotify budget, in its user namespace's
+// /proc/sys/user (see inotifyInstances). A kernel without the knobs
+// (before Linux 4.9) has no budget.
+func limitInotify() error {
+	knobs := map[string]string{"max_inotify_instances": strconv.Itoa(inotifyInstances)}
+	if w, err := strconv.Atoi(knobValue("/proc/sys/fs/inotify/max_user_watches")); err == nil && w > 0 {
+		knobs["max_inotify_watches"] = strconv.Itoa(max(w/inotifyWatchShare, 1))
+	}
+	for name, v := range knobs {
+		err := writeKnob("/proc/sys/user/"+name, []byte(v+"\n"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// knobValue is the content of the /proc file path, trimmed, or "?".
+func knobValue(path string) string {
+	b, err := readKnob(path)
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // checkTaken fails when anything the sandbox's binds held has been replaced
@@ -133,7 +202,8 @@ var lifted struct {
 // watchMounts keeps the sandbox's binds in place while the command runs. It
 // sleeps in poll(2) on the mount table, which wakes it whenever a mount
 // comes or goes in this namespace, including the kernel detaching one
-// because the host replaced its path; on inotify watches of every directory
+// because the host replaced its path; on inotify watches (in the instance
+// openWatch made) of every directory
 // above the guarded paths, which wake it when a name is moved away (its
 // mount goes along, with no change to the table: the path itself, or a
 // directory above it) or comes back; and on the nearest existing directory
@@ -150,11 +220,7 @@ func watchMounts(g *mounts.Guard) {
 		failClosed(os.NewSyscallError("open mountinfo", err))
 		return
 	}
-	ifd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		failClosed(os.NewSyscallError("inotify_init1", err))
-		return
-	}
+	ifd := watchFd
 	const changed = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE | unix.IN_ONLYDIR
 	for _, d := range g.Ancestors() {
 		unix.InotifyAddWatch(ifd, d, changed) // unreadable: the mount table still tells of a detach

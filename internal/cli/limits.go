@@ -13,8 +13,8 @@ var limitFlags = []struct {
 	value string // the placeholder in help
 	usage string
 }{
-	{corral.LimitMemory, "SIZE", "cap each process's memory at `SIZE` (512M, 2G; with cgroup v2, the whole sandbox's)"},
-	{corral.LimitPids, "N", "cap the sandbox's processes and threads at `N` (default 4096)"},
+	{corral.LimitMemory, "SIZE", "cap each process's memory at `SIZE`, shared memory refused (512M, 2G; with cgroup v2, the whole sandbox's)"},
+	{corral.LimitPids, "N", "cap the command's processes and threads at `N` at once, the command itself among them (default 4096)"},
 	{corral.LimitCPUs, "F", "cap the sandbox's CPU use at `F` CPUs (1.5; cgroup v2 only)"},
 	{corral.LimitTmpSize, "SIZE", "cap the private /tmp and /dev/shm at `SIZE` each (default 1G)"},
 	{corral.LimitFileSize, "SIZE", "cap the size of any file written at `SIZE`"},

@@ -29,7 +29,11 @@ func (h LimitHost) Enforces(n limits.Name) (mechanism, reason string) {
 	}
 	switch n {
 	case limits.Memory:
-		return ok("RLIMIT_DATA, per process")
+		// What it leaves out, per rung, docs/layers.md says (Limits).
+		if h.Rung != RungFull {
+			return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V)")
+		}
+		return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V); /tmp and /dev/shm: tmp-size")
 	case limits.Pids:
 		switch {
 		case h.Rung != RungFull:
@@ -37,7 +41,7 @@ func (h LimitHost) Enforces(n limits.Name) (mechanism, reason string) {
 		case h.Root:
 			return no("the kernel exempts root from RLIMIT_NPROC, and " + h.NoCgroup)
 		}
-		return ok("RLIMIT_NPROC in the sandbox's user namespace")
+		return ok("RLIMIT_NPROC in the sandbox's user namespace, on the command's tasks alone")
 	case limits.CPUs:
 		return no("only a cgroup can share out CPU time, and " + h.NoCgroup)
 	case limits.TmpSize:
