@@ -40,6 +40,7 @@ func IsProtectedFile(p string) bool {
 // cannot lead outside.
 type File struct {
 	ws workspace
+	sb *corral.Sandbox // NewFileFor's: whose protected entries Write refuses
 	// MaxReadBytes is the largest file Read returns.
 	MaxReadBytes int64
 	// MaxListItems is the most entries List returns.
@@ -78,9 +79,11 @@ func NewFileAt(dir, view string) (*File, error) {
 // that names a file of the workspace on the host: inside the sandbox it
 // names something else. Writes to a read-only bind are refused, as are
 // writes to a bind whose writes a changeset keeps, which File, writing
-// from the calling process, would go around (use [SandboxFile] there).
-// File does not know the sandbox's other rules (see the package
-// documentation).
+// from the calling process, would go around (use [SandboxFile] there), and
+// writes to the sandbox's protected entries (corral.Sandbox.Protected:
+// git's directory, .vscode, .mcp.json...), which the guard keeps a
+// command's writes out of, with a [*PlantingError]. File does not know the
+// sandbox's other rules (see the package documentation).
 func NewFileFor(sb *corral.Sandbox) (*File, error) {
 	if sb == nil {
 		return nil, errors.New("tools: nil *corral.Sandbox")
@@ -90,6 +93,7 @@ func NewFileFor(sb *corral.Sandbox) (*File, error) {
 		return nil, err
 	}
 	f.ws = f.ws.withBinds(sb.Binds())
+	f.sb = sb
 	return f, nil
 }
 
@@ -123,6 +127,9 @@ func (f *File) Write(p, content string) error {
 	}
 	if r.readOnly {
 		return &PathError{Op: op, Path: p, Err: ErrReadOnly}
+	}
+	if err := f.ws.planting(f.sb, r, op, p); err != nil {
+		return err
 	}
 	root, rel, err := r.open()
 	if err != nil {
