@@ -43,6 +43,10 @@ type Spec struct {
 	// Changeset is where its commands' writes to zones that need review
 	// wait; empty, a directory under the temporary directory is assumed.
 	Changeset string
+	// ZonesShown says Config shows Access's zones already (AgentSpec's,
+	// resolved by config.Config.SandboxConfig with the agent's own
+	// changeset): they are not added again, and Changeset is not used.
+	ZonesShown bool
 	// Checks are the caller's own.
 	Checks []Check
 	// Resolve looks up an allowed domain's addresses for the network
@@ -139,7 +143,7 @@ func oneLine(s string) string {
 // mounted, without building anything.
 func configCheck(s Spec) error {
 	c := s.Config
-	if !s.Access.Pure() {
+	if !s.Access.Pure() && !s.ZonesShown {
 		cs := s.Changeset
 		if cs == "" {
 			cs = filepath.Join(os.TempDir(), "corral-preflight-changeset")

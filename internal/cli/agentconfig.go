@@ -43,7 +43,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 		}
 		return fromFlags, nil
 	}
-	agent, err := loadAgent(f.configFile, f.agent)
+	doc, agent, err := loadConfig(f.configFile, f.agent)
 	if err != nil {
 		return corral.Config{}, err
 	}
@@ -89,7 +89,24 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Binds = append(file.Binds, fromFlags.Binds...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
-	return cfg, nil
+	return f.applyAgent(doc, agent, cfg)
+}
+
+// applyAgent resolves the rest of the agent's table over cfg as every
+// entry point does (config.Config.SandboxConfig): workspace_access and
+// zones. What a sandbox made for one command cannot give is refused by
+// name. f keeps what the tools must know of it (mcp's).
+func (f *runFlags) applyAgent(doc *config.Config, agent config.Agent, cfg corral.Config) (corral.Config, error) {
+	st, err := doc.SandboxConfig(agent.ID, cfg, "")
+	if err != nil {
+		hint := ""
+		if len(agent.Sandbox.Zones) > 0 && cfg.Changeset == "" {
+			hint = ", or --changeset DIR"
+		}
+		return corral.Config{}, configUsageError("%s: %v%s", f.configFile, err, hint)
+	}
+	f.start = &st
+	return st.Config, nil
 }
 
 func (f *runFlags) given(name string) bool {
@@ -99,10 +116,22 @@ func (f *runFlags) given(name string) bool {
 // loadAgent reads file and picks the agent id, or the only agent when id is
 // empty.
 func loadAgent(file, id string) (config.Agent, error) {
+	_, a, err := loadConfig(file, id)
+	return a, err
+}
+
+// loadConfig reads file and picks the agent id, or the only agent when id
+// is empty.
+func loadConfig(file, id string) (*config.Config, config.Agent, error) {
 	cfg, err := config.Load(file)
 	if err != nil {
-		return config.Agent{}, configUsageError("%v", err)
+		return nil, config.Agent{}, configUsageError("%v", err)
 	}
+	a, err := pickAgent(cfg, file, id)
+	return cfg, a, err
+}
+
+func pickAgent(cfg *config.Config, file, id string) (config.Agent, error) {
 	ids := strings.Join(cfg.IDs(), ", ")
 	switch {
 	case id != "":

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/config"
 )
 
 // runFlags are the flags that describe a sandbox; `run` and `profile` share
@@ -65,6 +66,7 @@ type runFlags struct {
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
+	start      *config.Start  // what config() resolved of --config's agent
 	cmd        *cobra.Command // to ask which flags were given
 }
 
