@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 
-
 	"github.com/corralhq/corral/internal/cli"
 	"github.com/corralhq/corral/mcpserver"
 	"github.com/corralhq/corral/tools"
