@@ -96,6 +96,9 @@ func TestZoneFiles(t *testing.T) {
 	}{
 		{"list zones", "list_files", map[string]any{}, false, "ask/\ndata/\nout/\n"},
 		{"list zone", "list_files", map[string]any{"path": "/data"}, false, "in.txt (6 bytes)"},
+		{"list dot", "list_files", map[string]any{"path": "."}, false, "ask/\ndata/\nout/\n"},
+		{"list relative", "list_files", map[string]any{"path": "data"}, false, "in.txt (6 bytes)"},
+		{"read relative", "read_file", map[string]any{"path": "data/in.txt"}, false, "input"},
 		{"read", "read_file", map[string]any{"path": "/data/in.txt"}, false, "input\n"},
 		{"read missing", "read_file", map[string]any{"path": "/data/nope"}, true, "no such file or directory"},
 		{"read no zone", "read_file", map[string]any{"path": "/etc/passwd"}, true, "no such file or directory"},

@@ -217,6 +217,11 @@ func newRunCmd() *cobra.Command {
 		Long: `Run CMD inside the sandbox: the host is read-only, the workspace and
 --writable paths are writable, /tmp is private, --hide paths are unreadable.
 
+Defaults to know: the network is the host's, unfiltered, unless --net none or
+--net allow says otherwise; your home is read-only and /tmp starts empty at
+every run, so caches (npm, pip, go) do not persist unless --scope KEY keeps a
+home layered over yours and a /tmp across runs.
+
 ` + configHelp + `
 
 Exit status: the command's own; 128+N when killed by signal N; 127 command not
