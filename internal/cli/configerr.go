@@ -67,7 +67,34 @@ func (f *runFlags) configFailure(err error) *exitError {
 		return &exitError{code: exitUsage, msg: what + " is your home directory or holds it: " +
 			"a command could plant code that runs at your next login; work in a project directory, or pass --allow-home"}
 	}
-	return &exitError{code: exitUsage, msg: what + ": " + ce.Reason}
+	return &exitError{code: exitUsage, msg: what + ": " + f.speak(ce)}
+}
+
+// libraryTerms are the library's words in ConfigError reasons, each with
+// the flag and the config file's key that say the same to the CLI's user.
+var libraryTerms = []struct{ lib, flag, key string }{
+	{`needs Network "allow"`, "needs --net allow", `needs network = "allow"`},
+	{"needs Changeset", "needs --changeset", "needs changeset"},
+	{"needs Mode enabled", "needs the sandbox", `needs mode = "enabled"`},
+	{"which Mode disables", "which the mode disables", "which mode disables"},
+	{"(see corral.CredentialStores)", "(see 'corral profile')", "(see 'corral profile')"},
+	{"not one of corral.ProtectedNames()", "not a protected name (see 'corral profile')", "not a protected name (see 'corral profile')"},
+	{"AllowPlanting lists it too", "allow_planting lists it too", "allow_planting lists it too"},
+	{"with NoWorkspace", "without a workspace", "without a workspace"},
+}
+
+// speak puts ce's reason in the words the user passed: flags, or the
+// --config file's keys for a value read from the file.
+func (f *runFlags) speak(ce *corral.ConfigError) string {
+	reason := ce.Reason
+	for _, t := range libraryTerms {
+		to := t.flag
+		if f.configFile != "" && !f.fromFlags(ce) {
+			to = t.key
+		}
+		reason = strings.ReplaceAll(reason, t.lib, to)
+	}
+	return reason
 }
 
 // nameOf names the flag or config file key behind ce's field.
