@@ -60,7 +60,12 @@ func AgentSpec(file, id, workspace string) (Spec, error) {
 	}
 	st, err := cfg.SandboxConfig(id, c, own)
 	if err != nil {
-		return Spec{}, err
+		// The other checks still run, on the table as written.
+		access, aerr := cfg.Access(id)
+		if aerr != nil {
+			return Spec{}, aerr
+		}
+		return Spec{Config: c, Access: access, Project: cfg.Zones, Refused: err}, nil
 	}
 	return Spec{Config: st.Config, Access: st.Zones, Project: cfg.Zones, ZonesShown: st.Zones != nil}, nil
 }

@@ -47,6 +47,10 @@ type Spec struct {
 	// resolved by config.Config.SandboxConfig with the agent's own
 	// changeset): they are not added again, and Changeset is not used.
 	ZonesShown bool
+	// Refused, when set, is why no entry point can start the agent as its
+	// table says (config.Config.SandboxConfig's error): the config check
+	// fails with it.
+	Refused error
 	// Checks are the caller's own.
 	Checks []Check
 	// Resolve looks up an allowed domain's addresses for the network
@@ -142,6 +146,9 @@ func oneLine(s string) string {
 // configCheck resolves the sandbox's config as New would, with its zones
 // mounted, without building anything.
 func configCheck(s Spec) error {
+	if s.Refused != nil {
+		return s.Refused
+	}
 	c := s.Config
 	if !s.Access.Pure() && !s.ZonesShown {
 		cs := s.Changeset
