@@ -178,3 +178,63 @@ func TestFileToolsRefuseProtectedEntries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "fsmonitor")
 }
+
+// TestFileForHoldsWhatItChecked: a directory swapped for a symlink into
+// .git between NewFileFor's checks and its write (as a command running
+// meanwhile could) leads the write nowhere: it fails, and .git/config is
+// unchanged. The control, os.Root's own write after the same swap, lands
+// in .git/config.
+func TestFileForHoldsWhatItChecked(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+	gitConfig := filepath.Join(ws, ".git", "config")
+	writeFile(t, gitConfig, "[core]\n", 0o644)
+	cfg := corral.Config{Workspace: ws, Env: []string{"PATH=" + testPath}}
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	f, err := NewFileFor(sb)
+	require.NoError(t, err)
+
+	swap := func() {
+		require.NoError(t, os.Rename(filepath.Join(ws, "sub"), filepath.Join(ws, "sub.old")))
+		require.NoError(t, os.Symlink(".git", filepath.Join(ws, "sub")))
+	}
+	unswap := func() {
+		require.NoError(t, os.Remove(filepath.Join(ws, "sub")))
+		require.NoError(t, os.Rename(filepath.Join(ws, "sub.old"), filepath.Join(ws, "sub")))
+	}
+	testHookBeforeWrite = swap
+	t.Cleanup(func() { testHookBeforeWrite = nil })
+	assert.Error(t, f.Write("sub/config", "[core]\n\tfsmonitor = touch /tmp/pwned\n"))
+	data, err := os.ReadFile(gitConfig)
+	require.NoError(t, err)
+	assert.Equal(t, "[core]\n", string(data))
+	unswap()
+
+	// The last name swapped for a symlink to .git/config: refused too.
+	writeFile(t, filepath.Join(ws, "sub", "notes"), "x", 0o644)
+	testHookBeforeWrite = func() {
+		require.NoError(t, os.Remove(filepath.Join(ws, "sub", "notes")))
+		require.NoError(t, os.Symlink("../.git/config", filepath.Join(ws, "sub", "notes")))
+	}
+	assert.Error(t, f.Write("sub/notes", "[core]\n\tfsmonitor = touch /tmp/pwned\n"))
+	data, err = os.ReadFile(gitConfig)
+	require.NoError(t, err)
+	assert.Equal(t, "[core]\n", string(data))
+	testHookBeforeWrite = nil
+
+	// Control: os.Root follows the swapped directory, within the root.
+	swap()
+	root, err := os.OpenRoot(ws)
+	require.NoError(t, err)
+	defer root.Close()
+	require.NoError(t, root.WriteFile("sub/config", []byte("planted"), 0o644))
+	data, err = os.ReadFile(gitConfig)
+	require.NoError(t, err)
+	assert.Equal(t, "planted", string(data), "control: the unheld write lands in .git/config")
+}
