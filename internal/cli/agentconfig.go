@@ -18,6 +18,10 @@ one. Flags given on the command line win: --workspace, --net, --fallback,
 limit flags (--memory, --pids...) replace the file's values,
 --writable, --changeset-writable, --read-only, --hide, --reveal, --protect, --env,
 --allow-domain, --deny-domain and --allow-ip add to its lists. The file itself is read-only to the command.
+The agent's workspace_access and zones apply as in every entry point: "ro"
+keeps the workspace read-only, each declared zone is shown at /NAME (one whose
+changes need review needs a changeset), and "none", which needs a workspace of
+the sandbox's own, is refused outside 'corral mcp --session'.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2), and so is a path in it that cannot be used, named by
 the file and its key.`
