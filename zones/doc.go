@@ -45,7 +45,11 @@
 // decides, and refuses to change a path where it waits ([ErrWaiting]).
 // [FS] is the same view done in-process, for callers without a sandbox:
 // it knows the zones' modes and approvals but not the sandbox's rules
-// inside a zone (hidden paths, git's protected files).
+// inside a zone (hidden paths); a write or mkdir of a protected entry
+// (changeset.Protected, and a HEAD) it refuses with [ErrProtected], since
+// it writes outside the sandbox's guard. The check is on the path as given
+// and as it resolves, before the write: a symlink a command swaps in on
+// the way meanwhile is not caught.
 //
 // # Several workers
 //

@@ -137,6 +137,9 @@ func (f *FS) Write(ctx context.Context, p string, data []byte) error {
 	if _, err := f.access.Decide(OpWrite, "write", p); err != nil {
 		return err
 	}
+	if err := f.protected("write", p); err != nil {
+		return err
+	}
 	r, rel, err := f.open("write", p)
 	if err != nil {
 		return err
@@ -164,6 +167,9 @@ func (f *FS) Write(ctx context.Context, p string, data []byte) error {
 // Mkdir makes directory p and those above it.
 func (f *FS) Mkdir(ctx context.Context, p string) error {
 	if _, err := f.access.Decide(OpWrite, "mkdir", p); err != nil {
+		return err
+	}
+	if err := f.protected("mkdir", p); err != nil {
 		return err
 	}
 	if err := f.access.Authorize(ctx, f.approver, "mkdir", Request{Op: OpWrite, Path: p, Dir: true}); err != nil {

@@ -1,0 +1,78 @@
+package zones
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/corralhq/corral/changeset"
+)
+
+// ErrProtected is wrapped by the error of a write FS refuses because it
+// would make or change a protected entry in a zone (changeset.Protected:
+// git's directory, an editor's or agent's configuration, a shell's
+// start-up file) or a HEAD, which makes its directory a repository: FS
+// writes from the calling process, outside the sandbox's guard, so a
+// program on the host would run what it wrote.
+var ErrProtected = errors.New("refused: protected")
+
+// protected refuses an operation on the worker's path p that would write
+// a protected entry, by the path as given or as it resolves on the host.
+func (f *FS) protected(fsOp, p string) error {
+	name, rel, err := Split(p)
+	if err != nil || name == "" {
+		return nil
+	}
+	z, ok := f.access.Zone(name)
+	if !ok {
+		return nil
+	}
+	for _, r := range []string{rel, realRel(z.Path, rel)} {
+		if r == "" || r == "." {
+			continue
+		}
+		entry, what := "", ""
+		if pr, ok := changeset.Protected(r); ok {
+			entry, what = pr.Path, pr.What
+		} else if path.Base(r) == "HEAD" {
+			entry, what = r, "git: a HEAD file makes its directory a repository, whose config and hooks git runs"
+		}
+		if entry != "" {
+			return &fs.PathError{Op: fsOp, Path: p, Err: fmt.Errorf("%w: /%s/%s is protected (%s); ask the user", ErrProtected, name, entry, what)}
+		}
+	}
+	return nil
+}
+
+// realRel is rel, a path inside the zone directory root, with the
+// symlinks of its existing part resolved, relative to root's real path;
+// "" when it cannot be told or lies outside.
+func realRel(root, rel string) string {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return ""
+	}
+	p, rest := filepath.Join(root, filepath.FromSlash(rel)), ""
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		dir := filepath.Dir(p)
+		if dir == p {
+			return ""
+		}
+		rest, p = filepath.Join(filepath.Base(p), rest), dir
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	out, err := filepath.Rel(realRoot, filepath.Join(real, rest))
+	if err != nil || !filepath.IsLocal(out) {
+		return ""
+	}
+	return filepath.ToSlash(out)
+}
