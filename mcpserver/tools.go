@@ -73,7 +73,7 @@ func (s *Server) catalog() []tool {
 		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command. Unless the server was started otherwise: the network is the host's (--net none or --net allow restrict it), and nothing written outside the workspace persists from one call to the next, so caches in the home directory (npm, pip, go) are refused (--scope keeps a home and /tmp).", s.runShell),
 		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell, as shell runs a command line (the same sandbox, network and persistence). Returns the exit status, stdout and stderr.", s.runExec),
 		def(s, ToolReadFile, "Read a text file "+in+" (up to 1 MiB).", s.readFile),
-		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories.", s.writeFile),
+		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories. Files from which programs on the host run code (.git, .vscode, .mcp.json, shell start-up files...) are refused, as they are to commands.", s.writeFile),
 		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file "+in+". Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
 		def(s, ToolListFiles, list, s.listFiles),
 		def(s, ToolChanges, "Show the changes commands made to the workspace, kept in a changeset for review instead of written to the files: a list of changed paths, or a unified diff.", s.changes),
