@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -94,7 +96,64 @@ func (f *runFlags) speak(ce *corral.ConfigError) string {
 		}
 		reason = strings.ReplaceAll(reason, t.lib, to)
 	}
-	return reason
+	return f.namePaths(reason)
+}
+
+// alsoConfigured finds the path another setting holds in a reason such as
+// "contains /a/b, which is also configured".
+var alsoConfigured = regexp.MustCompile(`(contains|overlaps) (\S+), which is also configured`)
+
+// namePaths replaces, in a reason, the canonical path another setting
+// holds by that setting as the user passed it: "contains --workspace link
+// (/srv/real)".
+func (f *runFlags) namePaths(reason string) string {
+	m := alsoConfigured.FindStringSubmatchIndex(reason)
+	if m == nil {
+		return reason
+	}
+	p := reason[m[4]:m[5]]
+	name, ok := f.passedAs(p)
+	if !ok {
+		return reason
+	}
+	return reason[:m[4]] + name + reason[m[5]:]
+}
+
+// passedAs names the flag and value whose path resolves to p, the
+// library's canonical path.
+func (f *runFlags) passedAs(p string) (string, bool) {
+	ws := f.workspace
+	if ws == "" && f.configFile == "" {
+		if ws, _ = os.Getwd(); ws == p {
+			return "the workspace " + p + " (the current directory)", true
+		}
+	}
+	for _, l := range []struct {
+		flag   string
+		values []string
+	}{{"--workspace", []string{ws}}, {"--writable", f.writable}, {"--read-only", f.readOnly}, {"--hide", f.hidden},
+		{"--changeset-writable", f.changesetWritable}} {
+		for _, v := range l.values {
+			if v == "" {
+				continue
+			}
+			abs, err := filepath.Abs(v)
+			if err != nil {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+			if abs != p {
+				continue
+			}
+			if v == p {
+				return l.flag + " " + v, true
+			}
+			return fmt.Sprintf("%s %s (%s)", l.flag, v, p), true
+		}
+	}
+	return "", false
 }
 
 // nameOf names the flag or config file key behind ce's field.

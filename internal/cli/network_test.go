@@ -136,3 +136,19 @@ func TestProfileAndDoctorShowTheNetworkPolicy(t *testing.T) {
 	stdout, _, _ = cli(t, ws, "doctor", "--net", "allow", "--fallback", "warn")
 	assert.Contains(t, stdout, "net:   allow: ")
 }
+
+// A rule names the other setting as the user passed it, not only the
+// canonical path the library compared: the workspace given through a
+// symlink is named by its flag and value.
+func TestRunRulesNameWhatWasPassed(t *testing.T) {
+	base := workspace(t)
+	real := filepath.Join(base, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.Symlink("real", filepath.Join(base, "link")))
+	_, stderr, code := cli(t, base, "run", "--workspace", "link", "--hide", base, "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "--hide "+base+": contains --workspace link ("+real+"), which is also configured")
+	_, stderr, code = cli(t, real, "run", "--hide", base, "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "contains the workspace "+real+" (the current directory)")
+}
