@@ -149,6 +149,12 @@ func TestListTools(t *testing.T) {
 			assert.Equal(t, "array", sch.Properties["args"]["type"])
 		}
 	}
+	for _, tl := range res.Tools {
+		if tl.Name == "shell" {
+			assert.Contains(t, tl.Description, "the network is the host's (--net none or --net allow restrict it)", "the defaults said up front")
+			assert.Contains(t, tl.Description, "(--scope keeps a home and /tmp)")
+		}
+	}
 	got, isErr := call(t, cs, "exec", map[string]any{"program": "echo", "args": nil})
 	assert.False(t, isErr, "a null argument is an absent one: %s", got)
 	got, isErr = call(t, cs, "exec", map[string]any{"program": "echo", "args": []string{"a", "b"}})

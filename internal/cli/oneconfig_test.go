@@ -114,3 +114,13 @@ func TestConfigMeansOneSandbox(t *testing.T) {
 	_, stderr, code = cli(t, ws, "run", "--workspace", ws, "--config", conf, "--agent", "reviewed-cs", "--", "true")
 	assert.Equal(t, 0, code, stderr)
 }
+
+// The defaults a new user trips on are said up front in run's help: the
+// host's network unless --net, no cache kept without --scope.
+func TestRunHelpSaysTheDefaults(t *testing.T) {
+	stdout, _, code := cli(t, t.TempDir(), "run", "--help")
+	assert.Equal(t, 0, code)
+	for _, want := range []string{"the network is the host's, unfiltered, unless --net none or\n--net allow", "caches (npm, pip, go) do not persist unless --scope KEY"} {
+		assert.Contains(t, stdout, want)
+	}
+}
