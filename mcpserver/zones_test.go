@@ -250,9 +250,10 @@ func TestZoneFilesRefuseProtectedEntries(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(out, ".git", "config"))
 	require.NoError(t, err)
 	assert.Equal(t, "[core]\n", string(data))
-	for _, p := range []string{".git/hooks/pre-commit", ".mcp.json", ".vscode", "sub/HEAD"} {
+	for _, p := range []string{".git/hooks/pre-commit", ".mcp.json", "sub/HEAD"} {
 		assert.NoFileExists(t, filepath.Join(out, p))
 	}
+	assert.NoDirExists(t, filepath.Join(out, ".vscode"))
 	got, isErr = call(t, cs, "write_file", map[string]any{"path": "/out/notes/config", "content": "plain\n"})
 	assert.False(t, isErr, "control: %s", got)
 	assert.FileExists(t, filepath.Join(out, "notes", "config"))

@@ -47,9 +47,9 @@
 // it knows the zones' modes and approvals but not the sandbox's rules
 // inside a zone (hidden paths); a write or mkdir of a protected entry
 // (changeset.Protected, and a HEAD) it refuses with [ErrProtected], since
-// it writes outside the sandbox's guard. The check is on the path as given
-// and as it resolves, before the write: a symlink a command swaps in on
-// the way meanwhile is not caught.
+// it writes outside the sandbox's guard. The check holds for what is
+// written: the directory is held and found again at its canonical path,
+// and the file is never reached through a symlink swapped in meanwhile.
 //
 // # Several workers
 //
