@@ -51,11 +51,16 @@
 // # What a command gets
 //
 // On Linux each command runs in new user, mount, PID, IPC, UTS and cgroup
-// namespaces (and a network namespace with only loopback for
-// [NetworkNone] and [NetworkAllow], where corral's proxy, served by the
-// caller, reaches only [Config.AllowedDomains]):
-//   - the host's / read-only, every submount included; a fresh /proc; a
-//     minimal /dev; a private /tmp;
+// namespaces. The network is the host's by default ([NetworkHost]);
+// [NetworkNone] and [NetworkAllow] give a network namespace with only
+// loopback, and with NetworkAllow the command reaches the names of
+// [Config.AllowedDomains] through corral's filtering proxy, served by the
+// caller. What a command gets:
+//   - the host's / read-only, every submount included (the caller's home
+//     too, so caches written there do not persist unless
+//     [Config.PersistHome] layers a home over it); a fresh /proc; a
+//     minimal /dev; a private /tmp, empty at each command unless
+//     [Config.PersistTmp] keeps one;
 //   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]
 //     read-only even under a writable parent, [Config.HiddenPaths] unreadable;
 //     where paths nest, the most specific one wins;
@@ -114,9 +119,11 @@
 //
 // # Limitations
 //
-//   - A protected name the command creates is visible on the host until
-//     the command exits; on the landlock rung it is not guarded at all,
-//     and .git at the top of a writable root is read-only there.
-//   - The network is either the host's or none; there is no filtering proxy.
+//   - On the landlock rung a protected name the command creates is not
+//     guarded at all, and .git at the top of a writable root is read-only
+//     there.
+//   - [NetworkAllow] filters by name at the proxy: a program that ignores
+//     the proxy variables reaches nothing, and what is allowed is a name,
+//     not what is sent to it.
 //   - On macOS the sandbox is a Seatbelt profile, with different guarantees.
 package corral

@@ -11,6 +11,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/config"
+	"github.com/corralhq/corral/zones"
 )
 
 // HotFor is how long after its last use a sandbox counts as in use: one
@@ -21,8 +22,8 @@ const HotFor = 5 * time.Minute
 // Destinations of a persistent sandbox's own workspace and, with
 // workspace_access "ro", of the agent's.
 const (
-	WorkspaceDir = "/workspace"
-	AgentDir     = "/agent"
+	WorkspaceDir = config.OwnWorkspaceDir
+	AgentDir     = config.AgentWorkspaceDir
 )
 
 // Options configure a Runtime. The zero value is usable.
@@ -164,6 +165,10 @@ type Session struct {
 	// Stale says the configuration changed while the sandbox was in use:
 	// it keeps its state until idle, then is recreated.
 	Stale bool
+	// Zones is the agent's access to the zones it declares, which its
+	// commands see at /NAME (config.Start.Zones); nil when it declares
+	// none.
+	Zones *zones.Access
 
 	mediaDir string // the agent's media_dir: StageMedia's only source
 }
@@ -227,7 +232,11 @@ func (rt *Runtime) adjust(cfg *corral.Config) {
 func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Session, error) {
 	slug := Slug(res.Key)
 	dirs := rt.dirsOf(slug)
-	cfg := rt.corralConfig(a, ws, dirs)
+	st, err := rt.corralConfig(a, ws, dirs)
+	if err != nil {
+		return nil, err
+	}
+	cfg := st.Config
 	hash := ConfigHash(a.Sandbox, ws)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -237,7 +246,7 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 		return nil, err
 	}
 	if l != nil && (l.hash == hash || stale) && !recreate {
-		return &Session{Resolution: res, Sandbox: l.sb, Stale: stale}, nil
+		return &Session{Resolution: res, Sandbox: l.sb, Stale: stale, Zones: st.Zones}, nil
 	}
 	if l != nil {
 		l.sb.Close()
@@ -251,7 +260,7 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 		return nil, err
 	}
 	rt.live[res.Key] = &live{sb: sb, hash: hash}
-	return &Session{Resolution: res, Sandbox: sb, Stale: stale}, nil
+	return &Session{Resolution: res, Sandbox: sb, Stale: stale, Zones: st.Zones}, nil
 }
 
 // claim records a use of the sandbox key under the configuration hash:
@@ -306,30 +315,25 @@ func (rt *Runtime) makeState(a config.Agent, res Resolution, dirs stateDirs) err
 }
 
 // corralConfig is the library configuration of a persistent sandbox: the
-// agent's [agents.sandbox], its workspace as workspace_access says, a
-// layered home and /tmp kept in its state directory, and every sandbox's
-// state hidden.
-func (rt *Runtime) corralConfig(a config.Agent, ws string, dirs stateDirs) corral.Config {
-	s := a.Sandbox
-	cfg := s.CorralConfig()
-	cfg.Workspace = ws
-	switch s.WorkspaceAccess {
-	case config.AccessRO:
-		cfg.Workspace, cfg.WorkspaceDest = dirs.workspace, WorkspaceDir
-		cfg.Binds = append(cfg.Binds, corral.Bind{Source: ws, Dest: AgentDir, ReadOnly: true})
-	case config.AccessNone:
-		cfg.Workspace, cfg.WorkspaceDest = dirs.workspace, WorkspaceDir
-		if _, err := os.Stat(ws); err == nil {
-			cfg.HiddenPaths = append(cfg.HiddenPaths, ws)
-		}
+// agent's [agents.sandbox] resolved as every entry point resolves it
+// (config.Config.SandboxConfig: its workspace as workspace_access says,
+// its zones), a layered home and /tmp kept in its state directory, and
+// every sandbox's state hidden.
+func (rt *Runtime) corralConfig(a config.Agent, ws string, dirs stateDirs) (config.Start, error) {
+	base := a.Sandbox.CorralConfig()
+	base.Workspace = ws
+	st, err := rt.cfg.SandboxConfig(a.ID, base, dirs.workspace)
+	if err != nil {
+		return st, err
 	}
-	if s.PersistHome {
+	cfg := &st.Config
+	if a.Sandbox.PersistHome {
 		cfg.PersistHome = dirs.home
 	}
 	cfg.PersistTmp = dirs.tmp
 	cfg.HiddenPaths = append(cfg.HiddenPaths, rt.state)
-	rt.adjust(&cfg)
-	return cfg
+	rt.adjust(cfg)
+	return st, nil
 }
 
 // Close releases the sandboxes this Runtime built. Their state stays.

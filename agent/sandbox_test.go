@@ -275,3 +275,49 @@ func (s *Session) sandboxConfig(t *testing.T, sc scene) config.Sandbox {
 	require.NoError(t, err)
 	return cfg.Agents[0].Sandbox
 }
+
+// TestSessionZones: a session's sandbox shows the zones its agent
+// declares at /NAME, as every other entry point's does, and says so
+// (Session.Zones, for the file tools); a zone whose changes need review
+// without a changeset refuses the session, naming it. An agent declaring
+// none, the control, sees no /data.
+func TestSessionZones(t *testing.T) {
+	s := newScene(t)
+	data := filepath.Join(s.dir, "data")
+	require.NoError(t, os.MkdirAll(data, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "in.txt"), []byte("zone input\n"), 0o644))
+	rt := s.runtime(t, fmt.Sprintf(`
+[zones.data]
+path = %q
+mode = "ro"
+[zones.rev]
+path = %q
+mode = "rw"
+[[agents]]
+id = "zoned"
+[agents.sandbox]
+zones = [{ name = "data" }]
+[[agents]]
+id = "reviewed"
+[agents.sandbox]
+zones = [{ name = "rev", mode = "rw" }]
+[[agents]]
+id = "plain"
+`, data, s.outside))
+	z := session(t, rt, "zoned", "s1")
+	require.NotNil(t, z.Zones)
+	assert.Equal(t, []string{"data"}, z.Zones.Names())
+	got := run(t, z.Sandbox, "cat /data/in.txt; echo x > /data/y")
+	assert.Contains(t, got.stdout, "zone input\n")
+	assert.NoFileExists(t, filepath.Join(data, "y"), "a read-only zone")
+
+	_, err := rt.Session("reviewed", "s1")
+	var ae *config.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "zones", ae.Key)
+	assert.ErrorContains(t, err, "/rev: its changes need review")
+
+	p := session(t, rt, "plain", "s1")
+	assert.Nil(t, p.Zones)
+	assert.NotEqual(t, 0, run(t, p.Sandbox, "cat /data/in.txt").code, "control: no zone declared, none shown")
+}

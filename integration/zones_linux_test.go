@@ -674,14 +674,15 @@ func TestZoneFileTool(t *testing.T) {
 	}
 	require.NoError(t, w.Discard())
 
-	// git's config inside a zone: the sandbox lets a command write it but
-	// keeps what makes git run a program (hooksPath); so does the tool.
-	// Control: the in-process view, which knows nothing of it, lands it.
+	// git's config inside a zone: the sandbox keeps what makes git run a
+	// program (hooksPath) from a command's write; the tool and the
+	// in-process view refuse the write, naming the rule, rather than
+	// answer for content that would not land. Control: the host writes it.
 	gitConfig := filepath.Join(data, ".git", "config")
-	_ = zf.Write(ctx, "/data/.git/config", "[core]\n\thooksPath = /tmp/evil\n")
+	assert.ErrorContains(t, zf.Write(ctx, "/data/.git/config", "[core]\n\thooksPath = /tmp/evil\n"), "refused: protected")
+	assert.ErrorIs(t, w.Files().Write(ctx, "/data/.git/config", []byte("[core]\n\thooksPath = /tmp/evil\n")), zones.ErrProtected)
 	assert.NotContains(t, readFile(t, gitConfig), "hooksPath")
-	require.NoError(t, w.Files().Write(ctx, "/data/.git/config", []byte("[core]\n\thooksPath = /tmp/evil\n")))
-	assert.Contains(t, readFile(t, gitConfig), "hooksPath", "control")
+	require.NoError(t, os.WriteFile(gitConfig, []byte("[core]\n\thooksPath = /tmp/evil\n"), 0o644), "control")
 	require.NoError(t, os.WriteFile(gitConfig, []byte("[core]\n"), 0o644))
 
 	// Changes that ask: the approver sees each, with a diff, before it

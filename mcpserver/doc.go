@@ -9,7 +9,7 @@
 //	srv, err := mcpserver.New(sb, mcpserver.Options{Policy: policy})
 //	...
 //	defer srv.Close()
-//	err = srv.Run(ctx, &mcp.StdioTransport{})
+//	err = srv.Run(ctx, mcpserver.NewStdioTransport())
 //
 // # Tools
 //
@@ -20,7 +20,8 @@
 // package tools: [tools.Shell], [tools.Exec] and [tools.SandboxFile],
 // whose file I/O runs inside the sandbox too, so a hidden, read-only or
 // protected path inside the workspace stays so and a changeset gets the
-// writes. With [Options.Files] set to [ZoneFiles], the file tools act on
+// writes; a write to a protected entry (.git/config, .mcp.json...) is an
+// error result naming the rule, never "Wrote N bytes". With [Options.Files] set to [ZoneFiles], the file tools act on
 // an agent's zones instead (/NAME/..., see package zones), in-process
 // through the zones' modes and approvals; with [ElicitApprover] as the
 // zones' approver, a change that needs approval is asked of the client's
@@ -42,7 +43,11 @@
 // safe for concurrent calls. A call the client cancels has its context
 // cancelled, which kills its sandbox and everything the command started.
 // [Server.Close], and the end of [Server.Run] (for stdio: end of file on
-// stdin), cancel every call still running.
+// stdin), cancel every call still running. [StdioTransport] answers a
+// line that is no message (not JSON, an id that is not a string or number,
+// nesting too deep, a batch, a line over 16 MiB) with a JSON-RPC error and
+// reads on, where the SDK's stdio transport ends the session and with it
+// the calls in flight.
 //
 // # Limitations
 //

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -134,6 +135,31 @@ func TestListTools(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"shell", "exec", "read_file", "write_file", "edit_file", "list_files"}, names,
 		"no changes tool without a changeset")
+	// Every property has one plain type: a union with null breaks the
+	// official Inspector and some providers' function calling.
+	for _, tl := range res.Tools {
+		data, err := json.Marshal(tl.InputSchema)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), `"null"`, tl.Name)
+		if tl.Name == "exec" {
+			var sch struct {
+				Properties map[string]map[string]any `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(data, &sch))
+			assert.Equal(t, "array", sch.Properties["args"]["type"])
+		}
+	}
+	for _, tl := range res.Tools {
+		if tl.Name == "shell" {
+			assert.Contains(t, tl.Description, "the network is the host's (--net none or --net allow restrict it)", "the defaults said up front")
+			assert.Contains(t, tl.Description, "(--scope keeps a home and /tmp)")
+		}
+	}
+	got, isErr := call(t, cs, "exec", map[string]any{"program": "echo", "args": nil})
+	assert.False(t, isErr, "a null argument is an absent one: %s", got)
+	got, isErr = call(t, cs, "exec", map[string]any{"program": "echo", "args": []string{"a", "b"}})
+	assert.False(t, isErr, got)
+	assert.Contains(t, got, "a b")
 }
 
 func TestPolicyFilters(t *testing.T) {
@@ -226,8 +252,13 @@ func TestFileTools(t *testing.T) {
 		{"edit no match", "edit_file", map[string]any{"path": "hello.txt", "old_string": "moon", "new_string": "x"}, true, "old_string was not found"},
 		{"edit several", "edit_file", map[string]any{"path": "hello.txt", "old_string": "world", "new_string": "x"}, true, "occurs 2 times"},
 		{"edit missing", "edit_file", map[string]any{"path": "nope.txt", "old_string": "a", "new_string": "b"}, true, "does not exist"},
-		{"write protected", "write_file", map[string]any{"path": ".vscode/settings.json", "content": "{\"x\": 1}"}, true, "Read-only file system"},
-		{"edit protected", "edit_file", map[string]any{"path": ".vscode/settings.json", "old_string": "{}", "new_string": "{\"x\": 1}"}, true, "Read-only file system"},
+		{"write protected", "write_file", map[string]any{"path": ".vscode/settings.json", "content": "{\"x\": 1}"}, true, "refused: protected"},
+		{"edit protected", "edit_file", map[string]any{"path": ".vscode/settings.json", "old_string": "{}", "new_string": "{\"x\": 1}"}, true, "refused: protected"},
+		{"write git config", "write_file", map[string]any{"path": ".git/config", "content": "[core]\n\tfsmonitor = touch /tmp/x\n"}, true, "refused: protected: " + h.ws + "/.git is protected (git:"},
+		{"write git hook", "write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}, true, "refused: protected"},
+		{"write mcp.json", "write_file", map[string]any{"path": ".mcp.json", "content": "{}"}, true, "refused: protected"},
+		{"write vscode tasks", "write_file", map[string]any{"path": ".vscode/tasks.json", "content": "{}"}, true, "refused: protected"},
+		{"read refused", "read_file", map[string]any{"path": ".mcp.json"}, true, "does not exist"},
 		{"list", "list_files", map[string]any{}, false, ".vscode/\nhello.txt (18 bytes)\nsub/\n"},
 		{"list sub", "list_files", map[string]any{"path": "sub"}, false, "new/\n"},
 		{"list file", "list_files", map[string]any{"path": "hello.txt"}, true, "not a directory"},

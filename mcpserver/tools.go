@@ -70,10 +70,10 @@ func (s *Server) catalog() []tool {
 		list = "List a directory of the agent's zones (/ lists the zones, /ZONE/... their files): names, types and sizes. Commands see the same zones at the same paths."
 	}
 	return []tool{
-		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command.", s.runShell),
-		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell. Returns the exit status, stdout and stderr.", s.runExec),
+		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command. Unless the server was started otherwise: the network is the host's (--net none or --net allow restrict it), and nothing written outside the workspace persists from one call to the next, so caches in the home directory (npm, pip, go) are refused (--scope keeps a home and /tmp).", s.runShell),
+		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell, as shell runs a command line (the same sandbox, network and persistence). Returns the exit status, stdout and stderr.", s.runExec),
 		def(s, ToolReadFile, "Read a text file "+in+" (up to 1 MiB).", s.readFile),
-		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories.", s.writeFile),
+		def(s, ToolWriteFile, "Create or replace a file "+in+" with the given content, creating parent directories. Files from which programs on the host run code (.git, .vscode, .mcp.json, shell start-up files...) are refused, as they are to commands.", s.writeFile),
 		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file "+in+". Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
 		def(s, ToolListFiles, list, s.listFiles),
 		def(s, ToolChanges, "Show the changes commands made to the workspace, kept in a changeset for review instead of written to the files: a list of changed paths, or a unified diff.", s.changes),
@@ -90,6 +90,7 @@ func def[In any](s *Server, name, desc string, h func(context.Context, In) *mcp.
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema of %s: %v", name, err)) // a programming error: the types are ours
 	}
+	plainTypes(schema)
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema of %s: %v", name, err))
@@ -119,8 +120,22 @@ func def[In any](s *Server, name, desc string, h func(context.Context, In) *mcp.
 	}}
 }
 
+// plainTypes gives each property one type: the inference makes a slice
+// ["null", "array"], a union the official Inspector and some providers'
+// function calling do not take. A null argument is taken as an absent one
+// instead (decodeArgs).
+func plainTypes(schema *jsonschema.Schema) {
+	for _, p := range schema.Properties {
+		if len(p.Types) == 2 && slices.Contains(p.Types, "null") {
+			i := slices.Index(p.Types, "null")
+			p.Type, p.Types = p.Types[1-i], nil
+		}
+	}
+}
+
 // decodeArgs checks a call's arguments against the tool's schema (types,
-// required and unknown properties) and decodes them into in.
+// required and unknown properties) and decodes them into in. An argument
+// given as null is taken as absent.
 func decodeArgs(raw json.RawMessage, schema *jsonschema.Resolved, in any) error {
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
@@ -128,6 +143,7 @@ func decodeArgs(raw json.RawMessage, schema *jsonschema.Resolved, in any) error 
 			return fmt.Errorf("arguments: not a JSON object: %w", err)
 		}
 	}
+	maps.DeleteFunc(args, func(_ string, v any) bool { return v == nil })
 	if err := schema.Validate(args); err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}

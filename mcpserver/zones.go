@@ -21,7 +21,8 @@ type Files interface {
 }
 
 // ZoneFiles is the file tools' view of an agent's zones: paths are
-// /NAME/..., "/" lists the zones, and every change goes through the
+// /NAME/..., "/" (and ".") lists the zones, a relative path is taken from
+// there, and every change goes through the
 // zone's mode and approvals (see package zones): a change a zone holds
 // for approval is decided by the FS's Approver. Build the FS with
 // [ElicitApprover] to ask the client's user (MCP elicitation); an FS
@@ -30,7 +31,17 @@ func ZoneFiles(f *zones.FS) Files { return zoneFiles{f} }
 
 type zoneFiles struct{ fs *zones.FS }
 
+// zonePath takes a relative path from the zones' root, where list_files
+// starts: "." is "/", "data/x" is "/data/x".
+func zonePath(p string) string {
+	if path.IsAbs(p) {
+		return p
+	}
+	return path.Join("/", p)
+}
+
 func (z zoneFiles) Read(_ context.Context, p string) (string, error) {
+	p = zonePath(p)
 	st, err := z.fs.Stat(p)
 	if err != nil {
 		return "", err
@@ -46,10 +57,12 @@ func (z zoneFiles) Read(_ context.Context, p string) (string, error) {
 }
 
 func (z zoneFiles) Write(ctx context.Context, p, content string) error {
+	p = zonePath(p)
 	return z.fs.Write(ctx, p, []byte(content))
 }
 
 func (z zoneFiles) Edit(ctx context.Context, p, old, new string) error {
+	p = zonePath(p)
 	b, err := z.fs.Read(p)
 	if err != nil {
 		return err
@@ -62,6 +75,7 @@ func (z zoneFiles) Edit(ctx context.Context, p, old, new string) error {
 }
 
 func (z zoneFiles) List(_ context.Context, p string) ([]tools.Entry, bool, error) {
+	p = zonePath(p)
 	names, err := z.fs.List(p)
 	if err != nil {
 		return nil, false, err

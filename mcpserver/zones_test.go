@@ -96,6 +96,9 @@ func TestZoneFiles(t *testing.T) {
 	}{
 		{"list zones", "list_files", map[string]any{}, false, "ask/\ndata/\nout/\n"},
 		{"list zone", "list_files", map[string]any{"path": "/data"}, false, "in.txt (6 bytes)"},
+		{"list dot", "list_files", map[string]any{"path": "."}, false, "ask/\ndata/\nout/\n"},
+		{"list relative", "list_files", map[string]any{"path": "data"}, false, "in.txt (6 bytes)"},
+		{"read relative", "read_file", map[string]any{"path": "data/in.txt"}, false, "input"},
 		{"read", "read_file", map[string]any{"path": "/data/in.txt"}, false, "input\n"},
 		{"read missing", "read_file", map[string]any{"path": "/data/nope"}, true, "no such file or directory"},
 		{"read no zone", "read_file", map[string]any{"path": "/etc/passwd"}, true, "no such file or directory"},
@@ -221,4 +224,37 @@ func TestZoneFilesAnswerForAnotherChange(t *testing.T) {
 	b, err := os.ReadFile(target)
 	require.NoError(t, err)
 	assert.Equal(t, "changed meanwhile\n", string(b))
+}
+
+// TestZoneFilesRefuseProtectedEntries: write_file and edit_file over an
+// agent's zones, which write from the server's process, refuse a
+// protected entry (git's config and hooks, an agent's MCP servers, an
+// editor's tasks, a HEAD), by the path as given or through a symlink, with
+// the rule named; nothing lands. An ordinary file beside them, the
+// control, is written.
+func TestZoneFilesRefuseProtectedEntries(t *testing.T) {
+	z := newZoneHost(t)
+	out := z.dir["out"]
+	require.NoError(t, os.MkdirAll(filepath.Join(out, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, ".git", "config"), []byte("[core]\n"), 0o644))
+	require.NoError(t, os.Symlink(".git", filepath.Join(out, "link")))
+	cs := zoneClient(t, z)
+	for _, p := range []string{"/out/.git/config", "/out/.git/hooks/pre-commit", "/out/.mcp.json", "/out/.vscode/tasks.json", "/out/link/config", "/out/sub/HEAD"} {
+		got, isErr := call(t, cs, "write_file", map[string]any{"path": p, "content": "[core]\n\tfsmonitor = touch /tmp/pwned\n"})
+		assert.True(t, isErr, p)
+		assert.Contains(t, got, "refused: protected", p)
+	}
+	got, isErr := call(t, cs, "edit_file", map[string]any{"path": "/out/.git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"})
+	assert.True(t, isErr)
+	assert.Contains(t, got, "refused: protected")
+	data, err := os.ReadFile(filepath.Join(out, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, "[core]\n", string(data))
+	for _, p := range []string{".git/hooks/pre-commit", ".mcp.json", "sub/HEAD"} {
+		assert.NoFileExists(t, filepath.Join(out, p))
+	}
+	assert.NoDirExists(t, filepath.Join(out, ".vscode"))
+	got, isErr = call(t, cs, "write_file", map[string]any{"path": "/out/notes/config", "content": "plain\n"})
+	assert.False(t, isErr, "control: %s", got)
+	assert.FileExists(t, filepath.Join(out, "notes", "config"))
 }

@@ -3,6 +3,8 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/corralhq/corral/config"
@@ -40,13 +42,30 @@ func AgentSpec(file, id, workspace string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("%s: no agent %q; the file defines %s", file, id, strings.Join(cfg.IDs(), ", "))
 	}
-	access, err := cfg.Access(id)
-	if err != nil {
-		return Spec{}, err
-	}
 	c := a.Sandbox.CorralConfig()
 	if c.Workspace == "" {
 		c.Workspace = workspace
 	}
-	return Spec{Config: c, Access: access, Project: cfg.Zones}, nil
+	// The agent is resolved as every entry point resolves it, so that
+	// preflight fails exactly when it cannot start: a zone whose changes
+	// need review with no changeset named, say. An agent with
+	// workspace_access "none" starts only in a persistent sandbox, whose
+	// own workspace a stand-in takes the place of.
+	own := ""
+	if a.Sandbox.WorkspaceAccess == config.AccessNone {
+		own = filepath.Join(os.TempDir(), "corral-preflight-workspace")
+		if err := os.MkdirAll(own, 0o700); err != nil {
+			return Spec{}, err
+		}
+	}
+	st, err := cfg.SandboxConfig(id, c, own)
+	if err != nil {
+		// The other checks still run, on the table as written.
+		access, aerr := cfg.Access(id)
+		if aerr != nil {
+			return Spec{}, aerr
+		}
+		return Spec{Config: c, Access: access, Project: cfg.Zones, Refused: err}, nil
+	}
+	return Spec{Config: st.Config, Access: st.Zones, Project: cfg.Zones, ZonesShown: st.Zones != nil}, nil
 }

@@ -43,6 +43,14 @@ type Spec struct {
 	// Changeset is where its commands' writes to zones that need review
 	// wait; empty, a directory under the temporary directory is assumed.
 	Changeset string
+	// ZonesShown says Config shows Access's zones already (AgentSpec's,
+	// resolved by config.Config.SandboxConfig with the agent's own
+	// changeset): they are not added again, and Changeset is not used.
+	ZonesShown bool
+	// Refused, when set, is why no entry point can start the agent as its
+	// table says (config.Config.SandboxConfig's error): the config check
+	// fails with it.
+	Refused error
 	// Checks are the caller's own.
 	Checks []Check
 	// Resolve looks up an allowed domain's addresses for the network
@@ -138,8 +146,11 @@ func oneLine(s string) string {
 // configCheck resolves the sandbox's config as New would, with its zones
 // mounted, without building anything.
 func configCheck(s Spec) error {
+	if s.Refused != nil {
+		return s.Refused
+	}
 	c := s.Config
-	if !s.Access.Pure() {
+	if !s.Access.Pure() && !s.ZonesShown {
 		cs := s.Changeset
 		if cs == "" {
 			cs = filepath.Join(os.TempDir(), "corral-preflight-changeset")

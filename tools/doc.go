@@ -54,7 +54,13 @@
 // sandbox by small coreutils commands: a path the sandbox hides, keeps
 // read-only or protects inside the workspace stays so, a changeset takes
 // the writes, and the refusals are the kernel's. Use it where the model
-// also has a shell; File alone does not know the sandbox's rules.
+// also has a shell; a File made with NewFile alone does not know the
+// sandbox's rules. Both tools built on a sandbox refuse a write to one of
+// its protected entries (corral.Sandbox.Protected: git's directory, an
+// editor's or agent's configuration, a HEAD) with a [*PlantingError]
+// naming it, before anything is written: the sandbox's guard would stage,
+// hold or refuse a command's write there, and a tool must not answer
+// "done" for content that does not land.
 //
 // # Tool policy
 //

@@ -17,7 +17,29 @@ var (
 	ErrTooLarge         = errors.New("file too large")
 	ErrNotExist         = errors.New("does not exist")
 	ErrReadOnly         = errors.New("read-only file system")
+	// ErrPlanting: the path is, or lies in, a protected entry of the
+	// sandbox (corral.Sandbox.Protected), which a command's write would not
+	// reach either. A *PlantingError names the entry.
+	ErrPlanting = errors.New("refused: protected")
 )
+
+// PlantingError is a write a file tool refuses because it would write a
+// protected entry of the sandbox: a name from which a program on the host
+// runs code (git's config and hooks, an editor's tasks, an agent's MCP
+// servers). The sandbox's guard stages, holds or refuses a command's write
+// there; the tool refuses it before writing, so that it never answers
+// "done" for content the guard would drop.
+type PlantingError struct {
+	Entry string // the protected entry, as the model sees it
+	What  string // the program that runs code from it
+}
+
+func (e *PlantingError) Error() string {
+	return fmt.Sprintf("%v: %s is protected (%s); the sandbox keeps it from changing what runs on the host, for commands too: "+
+		"ask the user, who may allow it (allow_planting)", ErrPlanting, e.Entry, e.What)
+}
+
+func (e *PlantingError) Unwrap() error { return ErrPlanting }
 
 // ErrDangerousEnv is wrapped by the *EnvError Exec returns for a variable that
 // changes how programs load code.

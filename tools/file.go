@@ -40,6 +40,7 @@ func IsProtectedFile(p string) bool {
 // cannot lead outside.
 type File struct {
 	ws workspace
+	sb *corral.Sandbox // NewFileFor's: whose protected entries Write refuses
 	// MaxReadBytes is the largest file Read returns.
 	MaxReadBytes int64
 	// MaxListItems is the most entries List returns.
@@ -78,9 +79,11 @@ func NewFileAt(dir, view string) (*File, error) {
 // that names a file of the workspace on the host: inside the sandbox it
 // names something else. Writes to a read-only bind are refused, as are
 // writes to a bind whose writes a changeset keeps, which File, writing
-// from the calling process, would go around (use [SandboxFile] there).
-// File does not know the sandbox's other rules (see the package
-// documentation).
+// from the calling process, would go around (use [SandboxFile] there), and
+// writes to the sandbox's protected entries (corral.Sandbox.Protected:
+// git's directory, .vscode, .mcp.json...), which the guard keeps a
+// command's writes out of, with a [*PlantingError]. File does not know the
+// sandbox's other rules (see the package documentation).
 func NewFileFor(sb *corral.Sandbox) (*File, error) {
 	if sb == nil {
 		return nil, errors.New("tools: nil *corral.Sandbox")
@@ -90,6 +93,7 @@ func NewFileFor(sb *corral.Sandbox) (*File, error) {
 		return nil, err
 	}
 	f.ws = f.ws.withBinds(sb.Binds())
+	f.sb = sb
 	return f, nil
 }
 
@@ -124,6 +128,9 @@ func (f *File) Write(p, content string) error {
 	if r.readOnly {
 		return &PathError{Op: op, Path: p, Err: ErrReadOnly}
 	}
+	if err := f.ws.planting(f.sb, r, op, p); err != nil {
+		return err
+	}
 	root, rel, err := r.open()
 	if err != nil {
 		return &PathError{Op: op, Path: p, Err: err}
@@ -135,10 +142,99 @@ func (f *File) Write(p, content string) error {
 			return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)}
 		}
 	}
+	if f.sb != nil {
+		if testHookBeforeWrite != nil {
+			testHookBeforeWrite()
+		}
+		return f.writeHeld(root, r, op, p, content)
+	}
 	if err := root.WriteFile(r.rel, []byte(content), 0o644); err != nil {
 		return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)}
 	}
 	return nil
+}
+
+// testHookBeforeWrite, when set by a test, runs between a guarded write's
+// checks and the write: where a concurrent command would swap a path.
+var testHookBeforeWrite func()
+
+// errChanged is a path changed (a directory swapped for a symlink, say)
+// between the check of a write and the write.
+var errChanged = errors.New("changed while being written; nothing was written, try again")
+
+// writeHeld writes content to r as Write does, for a File on a sandbox:
+// the check that r is no protected entry (planting) must hold for what is
+// written, though a command may swap a directory on the way for a symlink
+// meanwhile. The directory is opened and held, then found again at its
+// canonical path, which must be it and must not be protected; the file is
+// created without following anything, or, when it exists, must be the
+// regular file the name held when looked at.
+func (f *File) writeHeld(root *os.Root, r resolved, op, p, content string) error {
+	fail := func(err error) error { return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)} }
+	dirRel, name := filepath.Dir(r.rel), filepath.Base(r.rel)
+	dir, err := root.OpenRoot(dirRel)
+	if err != nil {
+		return fail(err)
+	}
+	defer dir.Close()
+	held, err := dir.Stat(".")
+	if err != nil {
+		return fail(err)
+	}
+	canon, err := filepath.EvalSymlinks(filepath.Join(root.Name(), dirRel))
+	if err != nil {
+		return fail(errChanged)
+	}
+	if now, err := os.Stat(canon); err != nil || !os.SameFile(held, now) {
+		return fail(errChanged)
+	}
+	target := filepath.Join(canon, name)
+	if err := f.ws.planting(f.sb, resolved{abs: target, lexical: target}, op, p); err != nil {
+		return err
+	}
+	fh, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNonblock, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		fh, err = openExisting(dir, name)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	_, werr := fh.WriteString(content)
+	if cerr := fh.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fail(werr)
+	}
+	return nil
+}
+
+// openExisting opens the regular file name in dir for writing and
+// truncates it, refusing a symlink, and a name that stopped being the file
+// looked at before it was opened.
+func openExisting(dir *os.Root, name string) (*os.File, error) {
+	before, err := dir.Lstat(name)
+	switch {
+	case err != nil:
+		return nil, err
+	case before.Mode()&fs.ModeSymlink != 0:
+		return nil, ErrSymlink
+	case !before.Mode().IsRegular():
+		return nil, ErrNotRegular
+	}
+	fh, err := dir.OpenFile(name, os.O_WRONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if after, err := fh.Stat(); err != nil || !os.SameFile(before, after) {
+		fh.Close()
+		return nil, errChanged
+	}
+	if err := fh.Truncate(0); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return fh, nil
 }
 
 // Entry is one item of a directory listing.

@@ -85,6 +85,9 @@ func (f *SandboxFile) Write(ctx context.Context, p, content string) error {
 	if IsProtectedFile(r.abs) || IsProtectedFile(p) {
 		return &PathError{Op: op, Path: p, Err: ErrProtected}
 	}
+	if err := f.r.ws.planting(f.r.sb, r, op, p); err != nil {
+		return err
+	}
 	_, err = f.script(ctx, op, p, writeScript, content, 0, f.r.ws.out(r.abs))
 	return err
 }
@@ -94,6 +97,11 @@ func (f *SandboxFile) Write(ctx context.Context, p, content string) error {
 func (f *SandboxFile) Edit(ctx context.Context, p, old, new string) error {
 	if IsProtectedFile(p) {
 		return &PathError{Op: "edit", Path: p, Err: ErrProtected}
+	}
+	if r, err := f.r.ws.resolve("edit", p); err == nil {
+		if err := f.r.ws.planting(f.r.sb, r, "edit", p); err != nil {
+			return err
+		}
 	}
 	content, err := f.Read(ctx, p)
 	if err != nil {

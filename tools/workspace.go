@@ -145,6 +145,7 @@ func newWorkspace(dir string) (workspace, error) {
 // resolved is a path inside the workspace or another mount.
 type resolved struct {
 	abs      string // canonical, absolute
+	lexical  string // the host path as given, symlinks not followed
 	rel      string // relative to base; "." for base itself
 	base     string // the root of the mount it lies in
 	readOnly bool   // the mount's
@@ -182,7 +183,7 @@ func (w workspace) resolve(op, p string) (resolved, error) {
 	if fi, err := os.Lstat(joined); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return resolved{}, &PathError{Op: op, Path: p, Err: ErrSymlink}
 	}
-	return resolved{abs: canon, rel: rel, base: m.root, readOnly: m.readOnly}, nil
+	return resolved{abs: canon, lexical: joined, rel: rel, base: m.root, readOnly: m.readOnly}, nil
 }
 
 // open opens an os.Root on r's mount and returns it with r's path inside
@@ -264,4 +265,20 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// planting refuses a write to r when it would write a protected entry of
+// sb (corral.Sandbox.Protected), by the path as given or as it resolves:
+// the guard stages, holds or refuses a command's write there, so a tool's
+// must not land either, nor answer that it did. A nil sb has no rules.
+func (w workspace) planting(sb *corral.Sandbox, r resolved, op, p string) error {
+	if sb == nil {
+		return nil
+	}
+	for _, hp := range []string{r.lexical, r.abs} {
+		if entry, what, ok := sb.Protected(hp); ok {
+			return &PathError{Op: op, Path: p, Err: &PlantingError{Entry: w.out(entry), What: what}}
+		}
+	}
+	return nil
 }

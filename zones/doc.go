@@ -45,7 +45,11 @@
 // decides, and refuses to change a path where it waits ([ErrWaiting]).
 // [FS] is the same view done in-process, for callers without a sandbox:
 // it knows the zones' modes and approvals but not the sandbox's rules
-// inside a zone (hidden paths, git's protected files).
+// inside a zone (hidden paths); a write or mkdir of a protected entry
+// (changeset.Protected, and a HEAD) it refuses with [ErrProtected], since
+// it writes outside the sandbox's guard. The check holds for what is
+// written: the directory is held and found again at its canonical path,
+// and the file is never reached through a symlink swapped in meanwhile.
 //
 // # Several workers
 //

@@ -137,6 +137,9 @@ func (f *FS) Write(ctx context.Context, p string, data []byte) error {
 	if _, err := f.access.Decide(OpWrite, "write", p); err != nil {
 		return err
 	}
+	if err := f.protected("write", p); err != nil {
+		return err
+	}
 	r, rel, err := f.open("write", p)
 	if err != nil {
 		return err
@@ -155,15 +158,23 @@ func (f *FS) Write(ctx context.Context, p string, data []byte) error {
 			return fail("write", p, err)
 		}
 	}
-	if err := r.WriteFile(rel, data, 0o644); err != nil {
-		return fail("write", p, err)
+	zone, _, _ := Split(p)
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
 	}
-	return nil
+	return f.writeHeld(r, zone, rel, data, p)
 }
+
+// testHookBeforeWrite, when set by a test, runs between a write's checks
+// and the write: where a command running meanwhile would swap a path.
+var testHookBeforeWrite func()
 
 // Mkdir makes directory p and those above it.
 func (f *FS) Mkdir(ctx context.Context, p string) error {
 	if _, err := f.access.Decide(OpWrite, "mkdir", p); err != nil {
+		return err
+	}
+	if err := f.protected("mkdir", p); err != nil {
 		return err
 	}
 	if err := f.access.Authorize(ctx, f.approver, "mkdir", Request{Op: OpWrite, Path: p, Dir: true}); err != nil {

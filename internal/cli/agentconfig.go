@@ -18,6 +18,10 @@ one. Flags given on the command line win: --workspace, --net, --fallback,
 limit flags (--memory, --pids...) replace the file's values,
 --writable, --changeset-writable, --read-only, --hide, --reveal, --protect, --env,
 --allow-domain, --deny-domain and --allow-ip add to its lists. The file itself is read-only to the command.
+The agent's workspace_access and zones apply as in every entry point: "ro"
+keeps the workspace read-only, each declared zone is shown at /NAME (one whose
+changes need review needs a changeset), and "none", which needs a workspace of
+the sandbox's own, is refused outside 'corral mcp --session'.
 A file that cannot be read, parse or validate, or that lacks the agent, is a
 usage error (exit 2), and so is a path in it that cannot be used, named by
 the file and its key.`
@@ -43,7 +47,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 		}
 		return fromFlags, nil
 	}
-	agent, err := loadAgent(f.configFile, f.agent)
+	doc, agent, err := loadConfig(f.configFile, f.agent)
 	if err != nil {
 		return corral.Config{}, err
 	}
@@ -89,7 +93,24 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Binds = append(file.Binds, fromFlags.Binds...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
-	return cfg, nil
+	return f.applyAgent(doc, agent, cfg)
+}
+
+// applyAgent resolves the rest of the agent's table over cfg as every
+// entry point does (config.Config.SandboxConfig): workspace_access and
+// zones. What a sandbox made for one command cannot give is refused by
+// name. f keeps what the tools must know of it (mcp's).
+func (f *runFlags) applyAgent(doc *config.Config, agent config.Agent, cfg corral.Config) (corral.Config, error) {
+	st, err := doc.SandboxConfig(agent.ID, cfg, "")
+	if err != nil {
+		hint := ""
+		if len(agent.Sandbox.Zones) > 0 && cfg.Changeset == "" {
+			hint = ", or --changeset DIR"
+		}
+		return corral.Config{}, configUsageError("%s: %v%s", f.configFile, err, hint)
+	}
+	f.start = &st
+	return st.Config, nil
 }
 
 func (f *runFlags) given(name string) bool {
@@ -99,10 +120,22 @@ func (f *runFlags) given(name string) bool {
 // loadAgent reads file and picks the agent id, or the only agent when id is
 // empty.
 func loadAgent(file, id string) (config.Agent, error) {
+	_, a, err := loadConfig(file, id)
+	return a, err
+}
+
+// loadConfig reads file and picks the agent id, or the only agent when id
+// is empty.
+func loadConfig(file, id string) (*config.Config, config.Agent, error) {
 	cfg, err := config.Load(file)
 	if err != nil {
-		return config.Agent{}, configUsageError("%v", err)
+		return nil, config.Agent{}, configUsageError("%v", err)
 	}
+	a, err := pickAgent(cfg, file, id)
+	return cfg, a, err
+}
+
+func pickAgent(cfg *config.Config, file, id string) (config.Agent, error) {
 	ids := strings.Join(cfg.IDs(), ", ")
 	switch {
 	case id != "":

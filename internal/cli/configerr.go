@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -67,7 +69,91 @@ func (f *runFlags) configFailure(err error) *exitError {
 		return &exitError{code: exitUsage, msg: what + " is your home directory or holds it: " +
 			"a command could plant code that runs at your next login; work in a project directory, or pass --allow-home"}
 	}
-	return &exitError{code: exitUsage, msg: what + ": " + ce.Reason}
+	return &exitError{code: exitUsage, msg: what + ": " + f.speak(ce)}
+}
+
+// libraryTerms are the library's words in ConfigError reasons, each with
+// the flag and the config file's key that say the same to the CLI's user.
+var libraryTerms = []struct{ lib, flag, key string }{
+	{`needs Network "allow"`, "needs --net allow", `needs network = "allow"`},
+	{"needs Changeset", "needs --changeset", "needs changeset"},
+	{"needs Mode enabled", "needs the sandbox", `needs mode = "enabled"`},
+	{"which Mode disables", "which the mode disables", "which mode disables"},
+	{"(see corral.CredentialStores)", "(see 'corral profile')", "(see 'corral profile')"},
+	{"not one of corral.ProtectedNames()", "not a protected name (see 'corral profile')", "not a protected name (see 'corral profile')"},
+	{"AllowPlanting lists it too", "allow_planting lists it too", "allow_planting lists it too"},
+	{"with NoWorkspace", "without a workspace", "without a workspace"},
+}
+
+// speak puts ce's reason in the words the user passed: flags, or the
+// --config file's keys for a value read from the file.
+func (f *runFlags) speak(ce *corral.ConfigError) string {
+	reason := ce.Reason
+	for _, t := range libraryTerms {
+		to := t.flag
+		if f.configFile != "" && !f.fromFlags(ce) {
+			to = t.key
+		}
+		reason = strings.ReplaceAll(reason, t.lib, to)
+	}
+	return f.namePaths(reason)
+}
+
+// alsoConfigured finds the path another setting holds in a reason such as
+// "contains /a/b, which is also configured".
+var alsoConfigured = regexp.MustCompile(`(contains|overlaps) (\S+), which is also configured`)
+
+// namePaths replaces, in a reason, the canonical path another setting
+// holds by that setting as the user passed it: "contains --workspace link
+// (/srv/real)".
+func (f *runFlags) namePaths(reason string) string {
+	m := alsoConfigured.FindStringSubmatchIndex(reason)
+	if m == nil {
+		return reason
+	}
+	p := reason[m[4]:m[5]]
+	name, ok := f.passedAs(p)
+	if !ok {
+		return reason
+	}
+	return reason[:m[4]] + name + reason[m[5]:]
+}
+
+// passedAs names the flag and value whose path resolves to p, the
+// library's canonical path.
+func (f *runFlags) passedAs(p string) (string, bool) {
+	ws := f.workspace
+	if ws == "" && f.configFile == "" {
+		if ws, _ = os.Getwd(); ws == p {
+			return "the workspace " + p + " (the current directory)", true
+		}
+	}
+	for _, l := range []struct {
+		flag   string
+		values []string
+	}{{"--workspace", []string{ws}}, {"--writable", f.writable}, {"--read-only", f.readOnly}, {"--hide", f.hidden},
+		{"--changeset-writable", f.changesetWritable}} {
+		for _, v := range l.values {
+			if v == "" {
+				continue
+			}
+			abs, err := filepath.Abs(v)
+			if err != nil {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(abs); err == nil {
+				abs = real
+			}
+			if abs != p {
+				continue
+			}
+			if v == p {
+				return l.flag + " " + v, true
+			}
+			return fmt.Sprintf("%s %s (%s)", l.flag, v, p), true
+		}
+	}
+	return "", false
 }
 
 // nameOf names the flag or config file key behind ce's field.

@@ -153,32 +153,21 @@ type mcpSandbox struct {
 }
 
 // flagSandbox builds the sandbox of the run flags over --config's agent,
-// with --scope's persistent state.
+// with --scope's persistent state. The agent's workspace_access and zones
+// were resolved with the rest of its table (runFlags.applyAgent).
 func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 	cfg, agent, err := mcpConfig(f)
 	if err != nil {
 		return nil, err
 	}
 	var policy tools.Policy
-	access := config.AccessRW
-	if agent != nil {
-		policy, access = agentPolicy(*agent), agent.Sandbox.WorkspaceAccess
-	}
-	switch {
-	case agent != nil && agent.Sandbox.Mode == corral.ModeDisabled:
-		return nil, configUsageError("%s: agent %s runs unsandboxed (mode = %q); corral mcp serves only sandboxed tools", f.configFile, agent.ID, agent.Sandbox.Sessions)
-	case access == config.AccessRO:
-		// The agent's workspace is the model's to read, not to write: not
-		// through the tools, nor through a command.
-		cfg.ReadOnlyPaths = append(cfg.ReadOnlyPaths, cfg.Workspace)
-	case access == config.AccessNone:
-		return nil, configUsageError("%s: agent %s has workspace_access \"none\", which needs a workspace of its own: serve it with --session KEY", f.configFile, agent.ID)
-	}
+	var readOnly bool
 	var files *zones.Access
-	if agent != nil && len(agent.Sandbox.Zones) > 0 {
-		if cfg, files, err = withZones(cfg, f.configFile, agent.ID); err != nil {
-			return nil, err
+	if agent != nil {
+		if agent.Sandbox.Mode == corral.ModeDisabled {
+			return nil, configUsageError("%s: agent %s runs unsandboxed (mode = %q); corral mcp serves only sandboxed tools", f.configFile, agent.ID, agent.Sandbox.Sessions)
 		}
+		policy, readOnly, files = agentPolicy(*agent), f.start.ReadOnly, f.start.Zones
 	}
 	if cfg, err = f.withScope(cfg); err != nil {
 		return nil, err
@@ -190,28 +179,8 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 	if err != nil {
 		return nil, f.configFailure(err)
 	}
-	return &mcpSandbox{sb: sb, policy: policy, readOnly: access == config.AccessRO, changeset: cfg.Changeset,
+	return &mcpSandbox{sb: sb, policy: policy, readOnly: readOnly, changeset: cfg.Changeset,
 		zones: files, close: func() { sb.Close() }}, nil
-}
-
-// withZones shows the zones the agent declares to its commands, each at
-// /NAME, and returns the agent's access to them, for the file tools. A zone
-// whose changes need review keeps commands' writes in cfg's changeset.
-func withZones(cfg corral.Config, file, id string) (corral.Config, *zones.Access, error) {
-	doc, err := config.Load(file)
-	if err != nil {
-		return cfg, nil, configUsageError("%v", err)
-	}
-	access, err := doc.Access(id)
-	if err != nil {
-		return cfg, nil, configUsageError("%s: agent %s: %v", file, id, err)
-	}
-	if cfg, err = access.SandboxConfig(cfg, doc.Zones, cfg.Changeset); err != nil {
-		return cfg, nil, configUsageError("%s: agent %s: %v (--changeset DIR)", file, id, err)
-	}
-	// The file tools' approver (a change a zone holds for approval) is
-	// the server's: it asks the client's user.
-	return cfg, access, nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

@@ -58,7 +58,7 @@ mode = "non-main"
 		{"session without config", "--session needs --config", []string{"--session", "s"}},
 		{"session with sandbox flags", "--hide, --net: not with --session", []string{"--config", agents, "--session", "s", "--net", "none", "--hide", ws}},
 		{"session with scope", "--scope: not with --session", []string{"--config", agents, "--session", "s", "--scope", "k"}},
-		{"no access without session", `agent b has workspace_access "none", which needs a workspace of its own`, []string{"--config", agents, "--agent", "b"}},
+		{"no access without session", `agent b: workspace_access: "none" gives the sandbox a workspace of its own`, []string{"--config", agents, "--agent", "b"}},
 		{"unsandboxed agent", `agent c runs unsandboxed (mode = "off")`, []string{"--config", agents, "--agent", "c"}},
 		{"unsandboxed session", `agent c runs session "s" unsandboxed (mode = "off")`, []string{"--config", agents, "--agent", "c", "--session", "s", "--state-dir", t.TempDir()}},
 		{"unsandboxed main session", `agent d runs session "main" unsandboxed (mode = "non-main")`, []string{"--config", agents, "--agent", "d", "--session", "main", "--state-dir", t.TempDir()}},
@@ -367,11 +367,20 @@ zones = [{ name = "review", mode = "rw" }]
 	_, stderr, code := cliAt(t, mcpCLI(t), ws, "mcp", "--workspace", ws, "--config", conf, "--agent", "reviewed")
 	assert.Equal(t, exitUsage, code, stderr)
 	assertOneLine(t, stderr, "/review: its changes need review")
-	_, stderr, code = cliAt(t, mcpCLI(t), ws, "mcp", "--config", conf, "--agent", "worker", "--session", "s", "--state-dir", t.TempDir())
+	_, stderr, code = cliAt(t, mcpCLI(t), ws, "mcp", "--config", conf, "--agent", "reviewed", "--session", "s", "--state-dir", t.TempDir())
 	assert.Equal(t, exitUsage, code, stderr)
-	assertOneLine(t, stderr, "agent worker declares zones, which --session does not serve yet")
+	assertOneLine(t, stderr, "/review: its changes need review")
 
-	cs, eof := mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "worker")
+	// --session serves the zones too, the agent runtime's sandbox
+	// showing them at the same paths.
+	cs, eof := mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "worker", "--session", "s", "--state-dir", t.TempDir())
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_files", Arguments: map[string]any{"path": "/"}})
+	require.NoError(t, err)
+	assert.Equal(t, "data/\nout/\n", toolText(res))
+	assert.Contains(t, shellCall(t, cs, "cat /data/in.txt"), "input\n")
+	require.NoError(t, eof())
+
+	cs, eof = mcpClient(t, ws, "--workspace", ws, "--config", conf, "--agent", "worker")
 	call := func(tool string, args map[string]any) (string, bool) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 		require.NoError(t, err)
@@ -401,7 +410,7 @@ zones = [{ name = "review", mode = "rw" }]
 		asked = append(asked, req.Params.Message)
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}}, review...)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "/review/ok.txt", "content": "yes\n"}})
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "/review/ok.txt", "content": "yes\n"}})
 	require.NoError(t, err)
 	assert.False(t, res.IsError, toolText(res))
 	require.Len(t, asked, 1)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -49,9 +50,6 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(a.Sandbox.Zones) > 0 {
-		return nil, configUsageError("%s: agent %s declares zones, which --session does not serve yet", f.configFile, a.ID)
-	}
 	ws, err := sessionWorkspace(f)
 	if err != nil {
 		return nil, err
@@ -77,7 +75,12 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 	}
 	closeInherited()
 	s, err := rt.Session(a.ID, session)
-	if err != nil {
+	var ae *config.AgentError
+	switch {
+	case errors.As(err, &ae):
+		rt.Close()
+		return nil, configUsageError("%s: %v", f.configFile, err)
+	case err != nil:
 		rt.Close()
 		return nil, &exitError{code: exitSetup, msg: err.Error()}
 	}
@@ -86,7 +89,7 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 	}
 	return &mcpSandbox{
 		sb: s.Sandbox, policy: agentPolicy(a), readOnly: s.ReadOnlyWorkspace(),
-		changeset: a.Sandbox.Changeset, close: func() { rt.Close() },
+		changeset: a.Sandbox.Changeset, zones: s.Zones, close: func() { rt.Close() },
 	}, nil
 }
 

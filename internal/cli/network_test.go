@@ -23,17 +23,23 @@ func TestRunNetworkAllowUsageErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\nallowed_domains = [\"bad name\"]\n"), 0o644))
 	capFile := filepath.Join(ws, "cap.toml")
 	require.NoError(t, os.WriteFile(capFile, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"allow\"\nproxy_connections = 0\n"), 0o644))
+	hostFile := filepath.Join(ws, "host.toml")
+	require.NoError(t, os.WriteFile(hostFile, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nallowed_domains = [\"example.com\"]\n"), 0o644))
 	for _, tc := range []struct {
 		name   string
 		args   []string
 		stderr string
 	}{
-		{"domain without --net allow", []string{"run", "--allow-domain", "example.com", "--", "true"}, `--allow-domain example.com: needs Network "allow"`},
+		// The CLI speaks in flags, or in the file's keys for a value read
+		// from the file, never in the library's field names.
+		{"domain in the file without network allow", []string{"run", "--config", hostFile, "--", "true"}, `agents[0].sandbox.allowed_domains: needs network = "allow"`},
+		{"reveal of no store", []string{"run", "--reveal", "/nonexistent-store", "--", "true"}, "covers none of the credential stores hidden by default (see 'corral profile')"},
+		{"domain without --net allow", []string{"run", "--allow-domain", "example.com", "--", "true"}, `--allow-domain example.com: needs --net allow`},
 		{"bad domain", []string{"run", "--net", "allow", "--allow-domain", "bad name", "--", "true"}, "--allow-domain bad name: "},
 		{"bad denied domain", []string{"run", "--net", "allow", "--deny-domain", "*.", "--", "true"}, "--deny-domain *.: "},
 		{"bad range", []string{"run", "--net", "allow", "--allow-ip", "10.0.0.0/33", "--", "true"}, "--allow-ip 10.0.0.0/33: "},
 		{"bad entry in the file", []string{"run", "--config", file, "--", "true"}, `allowed_domains[0]: "bad name"`},
-		{"cap without --net allow", []string{"run", "--proxy-connections", "5", "--", "true"}, `--proxy-connections 5: needs Network "allow"`},
+		{"cap without --net allow", []string{"run", "--proxy-connections", "5", "--", "true"}, `--proxy-connections 5: needs --net allow`},
 		{"cap of zero", []string{"run", "--net", "allow", "--proxy-connections", "0", "--", "true"}, `--proxy-connections "0": want a number above zero, or none`},
 		{"negative cap", []string{"run", "--net", "allow", "--proxy-connections", "-1", "--", "true"}, `--proxy-connections "-1": want a number above zero, or none`},
 		{"cap not a number", []string{"run", "--net", "allow", "--proxy-connections", "many", "--", "true"}, `--proxy-connections "many": want a number above zero, or none`},
@@ -129,4 +135,20 @@ func TestProfileAndDoctorShowTheNetworkPolicy(t *testing.T) {
 
 	stdout, _, _ = cli(t, ws, "doctor", "--net", "allow", "--fallback", "warn")
 	assert.Contains(t, stdout, "net:   allow: ")
+}
+
+// A rule names the other setting as the user passed it, not only the
+// canonical path the library compared: the workspace given through a
+// symlink is named by its flag and value.
+func TestRunRulesNameWhatWasPassed(t *testing.T) {
+	base := workspace(t)
+	real := filepath.Join(base, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.Symlink("real", filepath.Join(base, "link")))
+	_, stderr, code := cli(t, base, "run", "--workspace", "link", "--hide", base, "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "--hide "+base+": contains --workspace link ("+real+"), which is also configured")
+	_, stderr, code = cli(t, real, "run", "--hide", base, "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assertOneLine(t, stderr, "contains the workspace "+real+" (the current directory)")
 }

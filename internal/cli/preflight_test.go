@@ -24,7 +24,7 @@ func TestPreflightPasses(t *testing.T) {
 	needsSandbox(t)
 	ws, project := workspace(t), workspace(t)
 	require.NoError(t, os.Mkdir(filepath.Join(project, "data"), 0o755))
-	f := writeAgents(t, project, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
+	f := writeAgents(t, project, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nchangeset = \"cs\"\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
 	stdout, stderr, code := cli(t, ws, "preflight", "--config", f, "--agent", "a")
 	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
 	assert.Equal(t, "preflight passed: 4 checks\n", stdout)
@@ -46,14 +46,14 @@ func TestPreflightFails(t *testing.T) {
 	assert.Empty(t, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 4, stdout)
-	assert.True(t, strings.HasPrefix(lines[0], "config: "), lines[0])
+	assert.True(t, strings.HasPrefix(lines[0], "config: agent a: zones: /data: its changes need review"), lines[0])
 	assert.Equal(t, "writable "+filepath.Join(ws, "cache")+": "+filepath.Join(ws, "cache")+" does not exist", lines[1])
 	assert.Equal(t, "zone data (rw): "+filepath.Join(ws, "data")+" does not exist", lines[2])
 	assert.Equal(t, "zone logs (ro): "+filepath.Join(ws, "logs")+" does not exist", lines[3])
 
 	// A zone that needs review cannot lie in the workspace: the changeset
 	// keeps the workspace's writes already.
-	inside := writeAgents(t, ws, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
+	inside := writeAgents(t, ws, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nchangeset = \""+filepath.Join(workspace(t), "cs")+"\"\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "data"), 0o755))
 	stdout, _, code = cli(t, ws, "preflight", "--config", inside)
 	assert.Equal(t, 1, code)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/config"
 )
 
 // runFlags are the flags that describe a sandbox; `run` and `profile` share
@@ -65,6 +66,7 @@ type runFlags struct {
 
 	configFile string         // --config: see agentconfig.go
 	agent      string         // --agent
+	start      *config.Start  // what config() resolved of --config's agent
 	cmd        *cobra.Command // to ask which flags were given
 }
 
@@ -214,6 +216,11 @@ func newRunCmd() *cobra.Command {
 		Short: "Run a command inside the sandbox",
 		Long: `Run CMD inside the sandbox: the host is read-only, the workspace and
 --writable paths are writable, /tmp is private, --hide paths are unreadable.
+
+Defaults to know: the network is the host's, unfiltered, unless --net none or
+--net allow says otherwise; your home is read-only and /tmp starts empty at
+every run, so caches (npm, pip, go) do not persist unless --scope KEY keeps a
+home layered over yours and a /tmp across runs.
 
 ` + configHelp + `
 

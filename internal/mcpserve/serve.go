@@ -13,8 +13,6 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/corralhq/corral/internal/cli"
 	"github.com/corralhq/corral/mcpserver"
 	"github.com/corralhq/corral/tools"
@@ -46,7 +44,7 @@ func Serve(ctx context.Context, s *cli.MCPServer) error {
 	if s.HTTP != "" {
 		return serveHTTP(ctx, srv, s.HTTP)
 	}
-	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+	if err := srv.Run(ctx, mcpserver.NewStdioTransport()); err != nil && ctx.Err() == nil {
 		return cli.Exit(1, "mcp: "+err.Error())
 	}
 	return nil
