@@ -32,6 +32,9 @@ type egressPolicy struct {
 	proxies    map[*egress.Proxy]struct{}
 	// maxConns caps each proxy's client connections (egress.Options).
 	maxConns int
+	// logf is Config.Logf: where a destination the proxy could not reach
+	// is told, since an HTTPS client shows nothing of the proxy's answer.
+	logf func(format string, args ...any)
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -92,7 +95,7 @@ func (s *spec) resolveEgress(c Config) error {
 	}
 	s.Egress = &egressPolicy{
 		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
-		rules: rules, proxies: map[*egress.Proxy]struct{}{}, maxConns: maxConns,
+		rules: rules, proxies: map[*egress.Proxy]struct{}{}, maxConns: maxConns, logf: c.Logf,
 	}
 	return nil
 }
@@ -186,6 +189,7 @@ func (e *egressPolicy) proxy(refused func(Violation), credential string) (p *egr
 		OnRefusal: func(r egress.Refusal) {
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
 		},
+		OnUnreachable: e.unreachable(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -197,6 +201,17 @@ func (e *egressPolicy) proxy(refused func(Violation), credential string) (p *egr
 		e.mu.Unlock()
 		p.Close()
 	}, nil
+}
+
+// unreachable is what the proxy tells of a destination it could not reach:
+// a line through Config.Logf, none without one.
+func (e *egressPolicy) unreachable() func(host string, port int, err error) {
+	if e.logf == nil {
+		return nil
+	}
+	return func(host string, port int, err error) {
+		e.logf("corral: cannot reach %s through the sandbox's proxy: %v", net.JoinHostPort(host, strconv.Itoa(port)), err)
+	}
 }
 
 // serveOn serves the HTTP proxy on l[0] and SOCKS5 on l[1]; both end when

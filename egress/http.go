@@ -53,6 +53,7 @@ func (p *Proxy) serveCONNECT(w http.ResponseWriter, r *http.Request) {
 		p.refuseCONNECT(w, re.r)
 		return
 	case err != nil:
+		p.cannotReach(t, err)
 		http.Error(w, fmt.Sprintf("corral: cannot reach %s: %v", t.hostPort(), err), http.StatusBadGateway)
 		return
 	}

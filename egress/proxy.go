@@ -43,6 +43,12 @@ type Options struct {
 	// OnRefusal, when set, is called for every refused connection, from
 	// the goroutine serving it. It must not call Close.
 	OnRefusal func(Refusal)
+	// OnUnreachable, when set, is called once per host and port for a
+	// connection the rules allow that could not be made (a name that does
+	// not resolve, an address that refuses), from the connection's
+	// goroutine. A client of the HTTP proxy gets the reason in its 502's
+	// body; through CONNECT (HTTPS) and SOCKS5 most clients show none of it.
+	OnUnreachable func(host string, port int, err error)
 	// MaxConns caps the client connections open at once, HTTP and SOCKS5
 	// together, idle ones included: each costs the caller a descriptor,
 	// and a tunnel a second. One over the cap is refused (see Refusals in
@@ -57,7 +63,10 @@ type Proxy struct {
 	resolve   func(ctx context.Context, host string) ([]netip.Addr, error)
 	upstream  *upstream
 	onRefusal func(Refusal)
-	dialer    net.Dialer
+
+	onUnreachable func(host string, port int, err error)
+	unreachable   map[string]bool // host:port told to onUnreachable (under mu)
+	dialer        net.Dialer
 	// credential every client must give, or "" (Options.Credential).
 	credential string
 	maxConns   int // 0: no cap
@@ -92,9 +101,10 @@ func New(o Options) (*Proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
-		resolve:    o.Resolve,
-		upstream:   up,
-		onRefusal:  o.OnRefusal,
+		resolve:       o.Resolve,
+		upstream:      up,
+		onRefusal:     o.OnRefusal,
+		onUnreachable: o.OnUnreachable, unreachable: map[string]bool{},
 		credential: o.Credential,
 		dialer:     net.Dialer{Timeout: dialTimeout},
 		ctx:        ctx,
@@ -283,6 +293,26 @@ func (p *Proxy) closeConn(c net.Conn) {
 	p.mu.Unlock()
 	c.Close()
 }
+
+// cannotReach tells the caller, once per host and port, that t could not be
+// reached for err.
+func (p *Proxy) cannotReach(t target, err error) {
+	if p.onUnreachable == nil {
+		return
+	}
+	key := t.hostPort()
+	p.mu.Lock()
+	told := p.unreachable[key] || len(p.unreachable) >= maxUnreachable
+	p.unreachable[key] = true
+	p.mu.Unlock()
+	if !told {
+		p.onUnreachable(t.host, t.port, err)
+	}
+}
+
+// maxUnreachable bounds the hosts cannotReach remembers: the command
+// chooses them.
+const maxUnreachable = 256
 
 // refused reports r to the caller.
 func (p *Proxy) refused(r Refusal) {

@@ -103,6 +103,7 @@ func (p *Proxy) socksConnect(c net.Conn, req socksRequest) (*link, socksReply) {
 			p.refused(re.r)
 			return nil, replyNotAllowed
 		}
+		p.cannotReach(t, err)
 		return nil, socksFailure(err)
 	}
 	return l, replySucceeded
