@@ -30,10 +30,11 @@ func (h LimitHost) Enforces(n limits.Name) (mechanism, reason string) {
 	switch n {
 	case limits.Memory:
 		// What it leaves out, per rung, docs/layers.md says (Limits).
+		const unbounded = "; not bounded: the processes together (each up to the limit), the page cache, kernel memory"
 		if h.Rung != RungFull {
-			return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V)")
+			return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V)" + unbounded + ", /tmp")
 		}
-		return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V); /tmp and /dev/shm: tmp-size")
+		return ok("RLIMIT_DATA, per process; making shared memory refused (memfd, shared anonymous mappings, System V); /tmp and /dev/shm: tmp-size" + unbounded)
 	case limits.Pids:
 		switch {
 		case h.Rung != RungFull:
