@@ -16,18 +16,39 @@ import (
 // and its zones. A file that does not load or validate, or lacks the
 // agent, fails the "config" check.
 func Agent(ctx context.Context, file, id, workspace string, checks ...Check) *Report {
-	spec, err := AgentSpec(file, id, workspace)
+	return AgentWith(ctx, AgentOptions{File: file, ID: id, Workspace: workspace, Checks: checks})
+}
+
+// AgentOptions name the agent AgentWith checks, and what its program gives
+// it besides its file.
+type AgentOptions struct {
+	File, ID  string
+	Workspace string // when the file leaves it to the program
+	// Changeset is the changeset directory the program gives the agent
+	// (corral mcp --changeset) when its file names none.
+	Changeset string
+	Checks    []Check
+}
+
+// AgentWith is Agent with a changeset the program gives.
+func AgentWith(ctx context.Context, o AgentOptions) *Report {
+	spec, err := agentSpec(o)
 	if err != nil {
 		r := &Report{}
 		r.add("config", err)
 		return r
 	}
-	spec.Checks = checks
+	spec.Checks = o.Checks
 	return Run(ctx, spec)
 }
 
 // AgentSpec is the Spec of agent id in the config file.
 func AgentSpec(file, id, workspace string) (Spec, error) {
+	return agentSpec(AgentOptions{File: file, ID: id, Workspace: workspace})
+}
+
+func agentSpec(o AgentOptions) (Spec, error) {
+	file, id, workspace := o.File, o.ID, o.Workspace
 	cfg, err := config.Load(file)
 	if err != nil {
 		return Spec{}, err
@@ -45,6 +66,9 @@ func AgentSpec(file, id, workspace string) (Spec, error) {
 	c := a.Sandbox.CorralConfig()
 	if c.Workspace == "" {
 		c.Workspace = workspace
+	}
+	if c.Changeset == "" {
+		c.Changeset = o.Changeset
 	}
 	// The agent is resolved as every entry point resolves it, so that
 	// preflight fails exactly when it cannot start: a zone whose changes

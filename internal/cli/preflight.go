@@ -12,11 +12,11 @@ import (
 
 func newPreflightCmd() *cobra.Command {
 	var (
-		asJSON              bool
-		file, id, workspace string
+		asJSON                         bool
+		file, id, workspace, changeset string
 	)
 	cmd := &cobra.Command{
-		Use:   "preflight --config FILE [--agent ID] [--json]",
+		Use:   "preflight --config FILE [--agent ID] [--workspace DIR] [--changeset DIR] [--json]",
 		Short: "Check that an agent can start as configured: pass or fail, every reason",
 		Long: `Run every check an agent must pass before it starts, and report them all:
 the config file validates (zones included); this host gives every layer the
@@ -37,7 +37,7 @@ failed check (NAME: REASON); 2 for a usage error.`,
 				}
 				workspace = wd
 			}
-			r := preflight.Agent(cmd.Context(), file, id, workspace)
+			r := preflight.AgentWith(cmd.Context(), preflight.AgentOptions{File: file, ID: id, Workspace: workspace, Changeset: changeset})
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -64,5 +64,6 @@ failed check (NAME: REASON); 2 for a usage error.`,
 	fl.StringVar(&file, "config", "", "the agents' TOML `FILE`")
 	fl.StringVar(&id, "agent", "", "the `ID` of the [[agents]] entry to check (optional when the file has one agent)")
 	fl.StringVar(&workspace, "workspace", "", "the workspace `DIR` when the file leaves it to the program (default: the current directory)")
+	fl.StringVar(&changeset, "changeset", "", "the changeset `DIR` corral mcp --changeset gives the agent, when its file names none")
 	return cmd
 }

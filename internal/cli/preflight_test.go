@@ -93,3 +93,19 @@ func TestProfilePrimitives(t *testing.T) {
 		}
 	}
 }
+
+// An agent whose zones need review, and whose file names no changeset,
+// starts under corral mcp --changeset DIR: preflight --changeset DIR passes
+// it as that starts it, and fails it without, as corral mcp fails without.
+func TestPreflightChangesetFromTheCommandLine(t *testing.T) {
+	needsSandbox(t)
+	ws, project := workspace(t), workspace(t)
+	require.NoError(t, os.Mkdir(filepath.Join(project, "data"), 0o755))
+	f := writeAgents(t, project, "[zones.data]\npath = \"data\"\nmode = \"rw\"\n[[agents]]\nid = \"a\"\n[agents.sandbox]\nzones = [{ name = \"data\", mode = \"rw\" }]\n")
+	stdout, _, code := cli(t, ws, "preflight", "--config", f)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "its changes need review")
+	stdout, stderr, code := cli(t, ws, "preflight", "--config", f, "--changeset", filepath.Join(workspace(t), "cs"))
+	assert.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, "preflight passed")
+}
