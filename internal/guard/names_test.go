@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestListIsDocumented keeps README's table of protected names the list
+// TestListIsDocumented keeps docs/layers.md's table of protected names the list
 // itself, row for row.
 func TestListIsDocumented(t *testing.T) {
 	_, self, _, ok := runtime.Caller(0)
 	require.True(t, ok)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "docs", "layers.md"))
 	require.NoError(t, err)
 	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (any depth|top of the root) \\| (.+) \\|$")
 	var got []Entry
