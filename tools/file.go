@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"github.com/corralhq/corral/internal/heldwrite"
 	"io"
 	"io/fs"
 	"os"
@@ -158,83 +159,27 @@ func (f *File) Write(p, content string) error {
 // checks and the write: where a concurrent command would swap a path.
 var testHookBeforeWrite func()
 
-// errChanged is a path changed (a directory swapped for a symlink, say)
-// between the check of a write and the write.
-var errChanged = errors.New("changed while being written; nothing was written, try again")
-
 // writeHeld writes content to r as Write does, for a File on a sandbox:
 // the check that r is no protected entry (planting) must hold for what is
 // written, though a command may swap a directory on the way for a symlink
-// meanwhile. The directory is opened and held, then found again at its
-// canonical path, which must be it and must not be protected; the file is
-// created without following anything, or, when it exists, must be the
-// regular file the name held when looked at.
+// meanwhile (see heldwrite.Write).
 func (f *File) writeHeld(root *os.Root, r resolved, op, p, content string) error {
-	fail := func(err error) error { return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)} }
-	dirRel, name := filepath.Dir(r.rel), filepath.Base(r.rel)
-	dir, err := root.OpenRoot(dirRel)
-	if err != nil {
-		return fail(err)
-	}
-	defer dir.Close()
-	held, err := dir.Stat(".")
-	if err != nil {
-		return fail(err)
-	}
-	canon, err := filepath.EvalSymlinks(filepath.Join(root.Name(), dirRel))
-	if err != nil {
-		return fail(errChanged)
-	}
-	if now, err := os.Stat(canon); err != nil || !os.SameFile(held, now) {
-		return fail(errChanged)
-	}
-	target := filepath.Join(canon, name)
-	if err := f.ws.planting(f.sb, resolved{abs: target, lexical: target}, op, p); err != nil {
-		return err
-	}
-	fh, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNonblock, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		fh, err = openExisting(dir, name)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	_, werr := fh.WriteString(content)
-	if cerr := fh.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fail(werr)
-	}
-	return nil
-}
-
-// openExisting opens the regular file name in dir for writing and
-// truncates it, refusing a symlink, and a name that stopped being the file
-// looked at before it was opened.
-func openExisting(dir *os.Root, name string) (*os.File, error) {
-	before, err := dir.Lstat(name)
+	var refused error
+	err := heldwrite.Write(root, r.rel, []byte(content), func(target string) error {
+		refused = f.ws.planting(f.sb, resolved{abs: target, lexical: target}, op, p)
+		return refused
+	})
 	switch {
-	case err != nil:
-		return nil, err
-	case before.Mode()&fs.ModeSymlink != 0:
-		return nil, ErrSymlink
-	case !before.Mode().IsRegular():
-		return nil, ErrNotRegular
+	case err == nil:
+		return nil
+	case refused != nil && err == refused:
+		return err
+	case errors.Is(err, heldwrite.ErrSymlink):
+		err = ErrSymlink
+	case errors.Is(err, heldwrite.ErrNotRegular):
+		err = ErrNotRegular
 	}
-	fh, err := dir.OpenFile(name, os.O_WRONLY|openNonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	if after, err := fh.Stat(); err != nil || !os.SameFile(before, after) {
-		fh.Close()
-		return nil, errChanged
-	}
-	if err := fh.Truncate(0); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	return fh, nil
+	return &PathError{Op: op, Path: p, Err: unwrapPathErr(err)}
 }
 
 // Entry is one item of a directory listing.

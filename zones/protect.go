@@ -3,6 +3,7 @@ package zones
 import (
 	"errors"
 	"fmt"
+	"github.com/corralhq/corral/internal/heldwrite"
 	"io/fs"
 	"os"
 	"path"
@@ -78,86 +79,34 @@ func realRel(root, rel string) string {
 	return filepath.ToSlash(out)
 }
 
-// errChanged is a path changed (a directory swapped for a symlink, say)
-// between the check of a write and the write.
-var errChanged = errors.New("changed while being written; nothing was written, try again")
-
 // writeHeld writes data to rel in the zone directory r (the zone's root,
-// named zone) as the check of protected entries saw it: the directory is
-// opened and held, found again at its canonical path (which must be it,
-// and hold no protected entry of the zone), and the file is created
-// without following anything or, when it exists, must be the regular
-// file the name held when looked at.
+// named zone) as the check of protected entries saw it (see
+// heldwrite.Write): the file must lie in the zone and be no protected
+// entry of it.
 func (f *FS) writeHeld(r *os.Root, zone, rel string, data []byte, p string) error {
-	dirRel, name := path.Dir(rel), path.Base(rel)
-	dir, err := r.OpenRoot(dirRel)
-	if err != nil {
-		return fail("write", p, err)
-	}
-	defer dir.Close()
-	held, err := dir.Stat(".")
-	if err != nil {
-		return fail("write", p, err)
-	}
-	canon, err := filepath.EvalSymlinks(filepath.Join(r.Name(), filepath.FromSlash(dirRel)))
-	if err != nil {
-		return fail("write", p, errChanged)
-	}
-	if now, err := os.Stat(canon); err != nil || !os.SameFile(held, now) {
-		return fail("write", p, errChanged)
-	}
-	realRoot, err := filepath.EvalSymlinks(r.Name())
-	if err != nil {
-		return fail("write", p, err)
-	}
-	inZone, err := filepath.Rel(realRoot, filepath.Join(canon, name))
-	if err != nil || !filepath.IsLocal(inZone) {
-		return fail("write", p, errChanged)
-	}
-	if err := f.protected("write", "/"+zone+"/"+filepath.ToSlash(inZone)); err != nil {
-		return &fs.PathError{Op: "write", Path: p, Err: errors.Unwrap(err)}
-	}
-	fh, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NONBLOCK, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		fh, err = openExisting(dir, name)
-	}
-	if err != nil {
-		return fail("write", p, err)
-	}
-	_, werr := fh.Write(data)
-	if cerr := fh.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fail("write", p, werr)
-	}
-	return nil
-}
-
-// openExisting opens the regular file name in dir for writing and
-// truncates it, refusing a symlink, and a name that stopped being the file
-// looked at before it was opened.
-func openExisting(dir *os.Root, name string) (*os.File, error) {
-	before, err := dir.Lstat(name)
+	var refused error
+	err := heldwrite.Write(r, rel, data, func(target string) error {
+		realRoot, err := filepath.EvalSymlinks(r.Name())
+		if err != nil {
+			return err
+		}
+		inZone, err := filepath.Rel(realRoot, target)
+		if err != nil || !filepath.IsLocal(inZone) {
+			return heldwrite.ErrChanged
+		}
+		if err := f.protected("write", "/"+zone+"/"+filepath.ToSlash(inZone)); err != nil {
+			refused = &fs.PathError{Op: "write", Path: p, Err: errors.Unwrap(err)}
+			return refused
+		}
+		return nil
+	})
 	switch {
-	case err != nil:
-		return nil, err
-	case before.Mode()&fs.ModeSymlink != 0:
-		return nil, syscall.ELOOP
-	case !before.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
+	case err == nil:
+		return nil
+	case refused != nil && err == refused:
+		return err
+	case errors.Is(err, heldwrite.ErrSymlink):
+		err = syscall.ELOOP
 	}
-	fh, err := dir.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if after, err := fh.Stat(); err != nil || !os.SameFile(before, after) {
-		fh.Close()
-		return nil, errChanged
-	}
-	if err := fh.Truncate(0); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	return fh, nil
+	return fail("write", p, err)
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package heldwrite
+
+const nonblock = 0
