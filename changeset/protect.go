@@ -73,7 +73,7 @@ func protectedName(p string, extra []string) (Protection, bool) {
 		if _, listed := guard.Lookup(n); listed {
 			continue
 		}
-		if e := guard.UserEntry(n); e.Anywhere && n == name || !e.Anywhere && n == p {
+		if e := guard.UserEntry(n); e.Anywhere && e.Matches(name) || !e.Anywhere && n == p {
 			return Protection{Path: p, What: e.What}, true
 		}
 	}

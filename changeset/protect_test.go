@@ -25,6 +25,9 @@ func TestProtected(t *testing.T) {
 		{path: "a/b/.git/modules/x/.git/config", want: "a/b/.git"},
 		{path: "main.go"},
 		{path: "tools/run.sh", extra: []string{"tools"}, want: "tools"},
+		{path: "sub/app.code-workspace", want: "sub/app.code-workspace"}, // a pattern of the list
+		{path: "a/x.sublime-project", extra: []string{"*.sublime-project"}, want: "a/x.sublime-project"},
+		{path: "a/.sublime-project", extra: []string{"*.sublime-project"}}, // a pattern's name is longer
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
