@@ -83,3 +83,45 @@ func TestStagingIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Many threads opening an existing FIFO with O_CREAT each wait in the
+// kernel for a reader, as on the host; none of them holds up the init or
+// costs the command its work: the reader comes, every writer finishes and
+// a commit afterwards lands. Run without the sandbox, the same script
+// behaves the same, which is what this holds the sandbox to.
+func TestManyWritersOnAFIFO(t *testing.T) {
+	const script = gitEnv + `mkfifo p && python3 - <<'PY'
+import os, threading
+def write():
+    fd = os.open("p", os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"x")
+    os.close(fd)
+ts = [threading.Thread(target=write) for _ in range(64)]
+for t in ts: t.start()
+got = b""
+while len(got) < 64:
+    fd = os.open("p", os.O_RDONLY)
+    while True:
+        b = os.read(fd, 64)
+        if not b: break
+        got += b
+    os.close(fd)
+for t in ts: t.join()
+print("read", len(got))
+PY
+echo data > f && git add f && git commit -q -m fifo && git log --oneline | wc -l`
+	for _, boxed := range []bool{false, true} {
+		w := newWorld(t)
+		initRepo(t, w)
+		var r result
+		if boxed {
+			r = w.sandboxed(w.config(), script)
+		} else {
+			r = w.bare(script)
+		}
+		require.Equal(t, 0, r.code, "boxed=%v: %s", boxed, r)
+		assert.Contains(t, r.stdout, "read 64", "boxed=%v", boxed)
+		assert.NotContains(t, r.stderr, "init died")
+		assert.Equal(t, "fifo", strings.TrimSpace(hostGit(t, w, `git log --format=%s -1`)), "boxed=%v: the commit must land", boxed)
+	}
+}
