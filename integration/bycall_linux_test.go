@@ -61,6 +61,14 @@ func TestGuardByCall(t *testing.T) {
 			`echo evil > nbclean.py`, "nbclean.py"},
 		{"a config file the repository's includes", `git init -q && echo '[user]' > .gitconfig.repo && git config include.path ../.gitconfig.repo`,
 			`printf '[core]\n\tfsmonitor = evil\n' >> .gitconfig.repo`, ".gitconfig.repo"},
+		{"a nested repository's filter module", `mkdir -p vendor/lib && cd vendor/lib && git init -q && git config filter.nb.clean "python3 -m nbclean"`,
+			`echo evil > vendor/lib/nbclean.py`, "vendor/lib/nbclean.py"},
+		{"a nested repository's core.hooksPath", `mkdir -p vendor/lib/tools/hooks && cd vendor/lib && git init -q && printf '#!/bin/sh\n' > tools/hooks/pre-commit && git config core.hooksPath tools/hooks`,
+			`echo evil >> vendor/lib/tools/hooks/pre-commit`, "vendor/lib/tools/hooks/pre-commit"},
+		{"a nested repository's hook that is a symlink", `mkdir -p vendor/lib/scripts && cd vendor/lib && git init -q && printf '#!/bin/sh\n' > scripts/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit`,
+			`echo ok > vendor/lib/other; echo evil >> vendor/lib/scripts/pre-commit`, "vendor/lib/scripts/pre-commit"},
+		{"a submodule's filter script", `git init -q && mkdir -p .git/modules/sub sub && git init -q --separate-git-dir .git/modules/sub sub && git -C sub config filter.x.clean "sh clean.sh" && printf 'cat\n' > sub/clean.sh`,
+			`echo evil >> sub/clean.sh`, "sub/clean.sh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -79,6 +79,9 @@ type Session struct {
 	// notGit are directories Within found to be no git directory, by
 	// path, until ForgetPlain: the listener's alone.
 	notGit map[string]bool
+	// worktrees are the tops of nested worktrees whose configuration
+	// Within has read (see nestedWorktree): the listener's alone.
+	worktrees map[string]bool
 }
 
 // root is a writable root and a private copy of its mount tree taken before

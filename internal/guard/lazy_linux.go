@@ -79,7 +79,7 @@ func (s *Session) startLazy(names, skip []string) {
 			s.linkTargets(r, path.Join(r, n), roots, n == GitDir)
 		}
 		if s.gitInForce() {
-			s.hooksOf(r, path.Join(r, GitDir), roots)
+			s.hooksOf(r, roots)
 		}
 	}
 }
@@ -127,16 +127,17 @@ func (s *Session) link(p string, roots []string) {
 	}
 }
 
-// hooksOf records what git at the top of root r runs from the worktree:
-// the targets of symlinks among its hooks, and the directory its
-// core.hooksPath names, with the symlinks there.
-func (s *Session) hooksOf(r, gitdir string, roots []string) {
-	var st unix.Stat_t
-	if unix.Lstat(gitdir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+// hooksOf records what git runs from the worktree whose top is r (the top
+// of a root, or a nested worktree's): the targets of symlinks among its
+// hooks, and the directory its core.hooksPath names, with the symlinks
+// there, and what its config and the caller's make git run or read.
+func (s *Session) hooksOf(r string, roots []string) {
+	gitdir, config := worktreeGit(r)
+	if gitdir == "" {
 		return
 	}
-	s.linkTargets(r, path.Join(gitdir, "hooks"), roots, false)
-	b, err := os.ReadFile(path.Join(gitdir, "config"))
+	s.linkTargets(r, path.Join(config, "hooks"), roots, false)
+	b, err := os.ReadFile(path.Join(config, "config"))
 	if err != nil {
 		return
 	}
@@ -159,7 +160,7 @@ func (s *Session) hooksOf(r, gitdir string, roots []string) {
 			s.linkTargets(r, t, roots, false)
 		}
 	}
-	s.configRuns(entries, r, gitdir, roots)
+	s.configRuns(entries, r, config, roots)
 	// The user's and the system's config define drivers for every
 	// repository (nbstripout --install --global): run from this worktree's
 	// top too.
@@ -170,6 +171,63 @@ func (s *Session) hooksOf(r, gitdir string, roots []string) {
 			}
 		}
 	}
+}
+
+// worktreeGit returns the git directory of the worktree whose top is top
+// (its .git directory, or the one a .git file names, as a submodule's or a
+// linked worktree's does), and the directory holding its config and hooks
+// (the common directory of a linked worktree's); "" when it has none.
+func worktreeGit(top string) (gitdir, config string) {
+	p := path.Join(top, GitDir)
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return "", ""
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		gitdir = p
+	case unix.S_IFREG:
+		gitdir = gitdirOf(p, &st)
+	}
+	if gitdir == "" {
+		return "", ""
+	}
+	if c := commondirOf(gitdir); c != "" {
+		return gitdir, c
+	}
+	return gitdir, gitdir
+}
+
+// maxWorktrees bounds the nested worktrees Within reads the configuration
+// of in one command.
+const maxWorktrees = 1 << 12
+
+// nestedWorktree reads, the first time a call writes below at, a
+// directory below the top of a writable root, what git runs from at when
+// it is a worktree's top (it has a .git): what hooksOf records for the
+// worktree at the top of each root at the start. A call writing anywhere
+// in a nested worktree passes through its top first, so what git runs
+// from inside it is protected before the first write there. It reports
+// whether it protected anything new.
+func (s *Session) nestedWorktree(at string) bool {
+	if s.worktrees == nil {
+		s.worktrees = map[string]bool{}
+	}
+	if s.worktrees[at] || len(s.worktrees) >= maxWorktrees {
+		return false
+	}
+	s.worktrees[at] = true
+	var st unix.Stat_t
+	if unix.Lstat(join(at, GitDir), &st) != nil {
+		return false
+	}
+	var roots []string
+	for _, r := range s.roots {
+		roots = append(roots, r.path)
+	}
+	n := len(s.linked)
+	s.hooksOf(at, roots)
+	return len(s.linked) > n
 }
 
 // configRuns protects what config entries make git run from the worktree
@@ -258,6 +316,13 @@ func (s *Session) Within(dir string, dev uint64) (Kind, string) {
 		if git && !s.notGit[at] {
 			if s.headAt(at) {
 				return Git, at
+			}
+			if s.nestedWorktree(at) {
+				for _, t := range s.linked {
+					if pathtree.Within(dir, t) {
+						return InEntry, t
+					}
+				}
 			}
 			if len(s.notGit) >= maxNotGit {
 				clear(s.notGit)
