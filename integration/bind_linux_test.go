@@ -216,14 +216,16 @@ func (w *world) sandboxedCmd(cfg corral.Config, script string) (result, *corral.
 }
 
 // A symlink with a protected name that leads nowhere when the command
-// starts (so the guard covers nothing there) would let the command make
-// its target as an ordinary directory and create in it what the host then
-// reads through the link (.vscode/tasks.json). Creating through such a
-// link is refused and reported, a file, a directory and a socket alike;
-// without the sandbox the probe plants. Through ordinary symlinks, relative
-// and absolute, names are made as usual.
+// starts would let the command make its target as an ordinary directory
+// and create in it what the host then reads through the link
+// (.vscode/tasks.json), through the link or straight. The target is
+// protected by the name the link gives it: made by the command, it is
+// staged, and what is made in it, a file, a directory and a socket alike,
+// never reaches the host; it is reported. Without the sandbox the probe
+// plants. Through ordinary symlinks, relative and absolute, names are made
+// as usual.
 func TestCreatedThroughProtectedSymlink(t *testing.T) {
-	const script = `mkdir nowhere && echo planted > .vscode/tasks.json; mkdir .vscode/sub; ./bindsock .vscode/s; ls nowhere; ` +
+	const script = `mkdir nowhere && echo planted > .vscode/tasks.json; echo planted > nowhere/straight.json; mkdir .vscode/sub; ./bindsock .vscode/s; ls nowhere; ` +
 		`mkdir -p real/in && ln -s real l && ln -s "$WS/real/in" abs && ln -s ../../real/in real/in/up && ` +
 		`echo ok > l/f && mkdir abs/d && echo ok > l/in/up/g && mv l/f abs/d/h && ./bindsock l/in/s`
 	for _, boxed := range []bool{false, true} {
@@ -246,11 +248,10 @@ func TestCreatedThroughProtectedSymlink(t *testing.T) {
 			continue
 		}
 		assert.False(t, exists(tasks), "planted through the link: %s", r.String())
-		for _, name := range []string{"sub", "s"} {
-			assert.False(t, exists(filepath.Join(w.ws, "nowhere", name)), "%s made through the link: %s", name, r.String())
+		for _, name := range []string{"sub", "s", "straight.json"} {
+			assert.False(t, exists(filepath.Join(w.ws, "nowhere", name)), "%s made in the link's target: %s", name, r.String())
 		}
-		assert.Contains(t, strings.Join(c.Dropped(), "\n"), filepath.Join(w.ws, ".vscode")+": refused")
-		assert.Contains(t, r.stdout, ".vscode/s: Operation not permitted")
+		assert.Contains(t, strings.Join(c.Dropped(), "\n"), filepath.Join(w.ws, "nowhere")+":")
 		for _, name := range []string{"real/in/d/h", "real/in/g"} {
 			assert.True(t, fileHas(filepath.Join(w.ws, name), "ok"), "%s made through ordinary links: %s", name, r.String())
 		}

@@ -8,9 +8,10 @@ import (
 )
 
 // A directory on a created name's path may be reached through a symlink
-// whose own name is protected: .vscode -> nowhere, dangling when the
-// command starts (so the guard covers nothing there), then made by the
-// command as an ordinary directory. What it creates in it would be
+// whose own name is protected: sub/.vscode -> nowhere, dangling when the
+// command starts (below the top of a root, so the guard covers nothing
+// there; at the top, the guard protects the target by name), then made by
+// the command as an ordinary directory. What it creates in it would be
 // .vscode/tasks.json to every program on the host that follows the link.
 // So a path with symlinks on the way is followed one link at a time, and
 // a symlink with a protected name leads only into a directory the guard
