@@ -26,6 +26,8 @@ var configNames = map[string]struct{ flag, key string }{
 	"DeniedDomains":    {"--deny-domain", "denied_domains"},
 	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
 	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
+	"HostPorts":        {"--allow-host-port", "host_ports"},
+	"Publish":          {"--publish", "publish"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},
@@ -208,6 +210,10 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		given = f.denyDomain
 	case "AllowedIPs":
 		given = f.allowIP
+	case "Publish":
+		given = f.publish
+	case "HostPorts":
+		return slices.Contains(f.hostPorts, ce.Value) || slices.Contains(f.hostPorts, ce.Value+"/tcp")
 	}
 	if n, ok := strings.CutPrefix(configNames[ce.Field].flag, "--"); ok && strings.HasPrefix(ce.Field, "Limits.") {
 		return f.given(n)
