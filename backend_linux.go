@@ -232,7 +232,11 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 		ReportReads: req.reads && b.canReport, Terminal: req.terminal,
 	}
 	if req.violation != nil {
-		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }
+		c.OnViolation = func(v nsjail.Violation) {
+			if hostServes(v) {
+				req.violation(b.spec.violation(v))
+			}
+		}
 	}
 	var hn *hostNetServe
 	switch {
@@ -270,7 +274,9 @@ type jailProcess struct {
 func (p jailProcess) Violations() []Violation {
 	var out []Violation
 	for _, v := range p.Process.Violations() {
-		out = append(out, p.spec.violation(v))
+		if hostServes(v) {
+			out = append(out, p.spec.violation(v))
+		}
 	}
 	return out
 }

@@ -184,7 +184,7 @@ func (h *hostNetServe) announce(pid int) {
 				return
 			case <-tick.C:
 			}
-			ports := listening(pid)
+			ports := listening(strconv.Itoa(pid))
 			var rest []published
 			for _, p := range left {
 				if ports[p.port] {
@@ -200,10 +200,10 @@ func (h *hostNetServe) announce(pid int) {
 
 // listening are the TCP ports listened on in pid's network namespace, on
 // any address.
-func listening(pid int) map[uint16]bool {
+func listening(pid string) map[uint16]bool {
 	ports := map[uint16]bool{}
 	for _, table := range []string{"tcp", "tcp6"} {
-		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/net/" + table)
+		f, err := os.Open("/proc/" + pid + "/net/" + table)
 		if err != nil {
 			continue
 		}
@@ -250,4 +250,20 @@ func (b *linuxBackend) serveNet(refused func(Violation)) (func([]*os.File, []str
 		}
 		return env, func() { h.stop(); stopProxy() }, nil
 	}, h, nil
+}
+
+// hostServes keeps a refusal unless it is a connection to a port of the
+// sandbox's loopback (nsjail.ReasonHostPort) that the host does not
+// serve either: only then is the sandbox why it failed, and a host port
+// would reach it.
+func hostServes(v nsjail.Violation) bool {
+	if v.Reason != nsjail.ReasonHostPort {
+		return true
+	}
+	_, port, err := net.SplitHostPort(v.Path)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && listening("self")[uint16(n)]
 }

@@ -40,6 +40,8 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 		}
 	case nsjail.ReasonListen:
 		out.Rule = RuleListen
+	case nsjail.ReasonHostPort:
+		out.Rule = RuleHostPort
 	case nsjail.ReasonOmitted:
 		out.Rule = RuleOmitted
 	default:

@@ -2,10 +2,14 @@ package nsjail
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corralhq/corral/seccomp"
 )
 
 // Host ports and published ports (Options.HostPorts, Options.Publish) go
@@ -219,4 +223,75 @@ func netListeners(s *setup) *failure {
 	}
 	s.listeners = files
 	return nil
+}
+
+// ReasonHostPort: a TCP connection to a port of the sandbox's loopback
+// where nothing listens (Path is the "address:port"). The caller reports
+// it when the host has a service there, which a host port would reach.
+const ReasonHostPort Reason = "host port"
+
+// watchesLoopback tells whether the report listener stops every connect
+// to look for ReasonHostPort: with a report asked for, in a network
+// namespace of the sandbox's own.
+func watchesLoopback(s *setup, report bool) bool {
+	return report && !s.Bare && (s.NetNone || s.NetProxy) && len(s.ConnectOnly) == 0
+}
+
+// withLoopbackWatch appends seccomp.ConnectWatchProgram to prog.
+func withLoopbackWatch(prog []unix.SockFilter) ([]unix.SockFilter, error) {
+	cp, err := seccomp.ConnectWatchProgram()
+	if err != nil {
+		return nil, err
+	}
+	return seccomp.Then(prog, cp)
+}
+
+// serveLoopback looks at a connect the connect watch stopped and lets it
+// go on: it never decides. A TCP connection to a port of the sandbox's
+// loopback where nothing listens in the namespace (read from the
+// namespace's own /proc/net/tcp) is recorded as ReasonHostPort; the
+// address is read once, and a command rewriting it meanwhile misreports
+// itself only.
+func (l *listener) serveLoopback(n seccomp.Notification) {
+	defer seccomp.Continue(l.fd, n.ID)
+	if n.Pid == l.initTid {
+		return
+	}
+	sock, family := l.inetSocket(n)
+	if sock < 0 {
+		return
+	}
+	typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+	unix.Close(sock)
+	if err != nil || typ != unix.SOCK_STREAM {
+		return
+	}
+	dest, errno := l.address(n, family)
+	if errno != 0 || !dest.IsValid() || !dest.Addr().Unmap().IsLoopback() {
+		return
+	}
+	if listensInside(dest.Port()) {
+		return
+	}
+	l.record(Violation{Kind: KindNetwork, Path: dest.String(), Reason: ReasonHostPort, Process: comm(n.Pid)})
+}
+
+// listensInside tells whether a TCP socket of the init's network
+// namespace listens on port, on any address.
+func listensInside(port uint16) bool {
+	want := fmt.Sprintf(":%04X ", port)
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			return true // cannot tell: nothing is recorded
+		}
+		for line := range strings.Lines(string(data)) {
+			// "  0: 0100007F:1F90 00000000:0000 0A ...": 0A is LISTEN.
+			fields := strings.Fields(line)
+			if len(fields) > 3 && fields[3] == "0A" && strings.HasSuffix(fields[1]+" ", want) {
+				return true
+			}
+		}
+	}
+	return false
 }
