@@ -360,7 +360,7 @@ func (v Violation) Allows() string {
 			name = ".git" // planting allowed for a repository's whole git directory
 		}
 		return "allow_planting " + strconv.Quote(name) + " in the config file"
-	case v.Kind == ViolationNetwork && hostPortTarget(target):
+	case v.Kind == ViolationNetwork && rule == RuleHostPort && hostPortTarget(target):
 		port, _ := loopbackPort(target)
 		return "--allow-host-port " + port + " (host_ports)"
 	case v.Kind == ViolationNetwork && strings.HasPrefix(rule, "not in allowed domains"):
