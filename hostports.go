@@ -161,7 +161,7 @@ func (s *spec) hostNetRefusal(rung Rung, brokered bool) error {
 const RuleHostPort = "a port of the host's loopback that is not a host port"
 
 // loopbackPort is the port of target ("127.0.0.1:80", "[::1]:80",
-// "localhost:80") when it is on a loopback address.
+// "localhost:80") when it is an address a host port is reached at.
 func loopbackPort(target string) (string, bool) {
 	host, port, err := net.SplitHostPort(target)
 	if err != nil {
@@ -171,7 +171,7 @@ func loopbackPort(target string) (string, bool) {
 		return port, true
 	}
 	a, err := netip.ParseAddr(host)
-	if err != nil || !a.Unmap().IsLoopback() {
+	if err != nil || !isHostPortAddr(a) {
 		return "", false
 	}
 	return port, true
@@ -182,4 +182,11 @@ func loopbackPort(target string) (string, bool) {
 func hostPortTarget(target string) bool {
 	_, ok := loopbackPort(target)
 	return ok
+}
+
+// isHostPortAddr tells whether a is an address a host port is reached at
+// inside: 127.0.0.1 or ::1, not the rest of 127.0.0.0/8.
+func isHostPortAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || a == netip.IPv6Loopback()
 }

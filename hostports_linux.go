@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ type hostNetServe struct {
 	fwd     *egress.Forward
 	done    chan struct{}
 	dialer  *nsjail.Dialer // set by serve, closed by stop
+	// said are the published ports whose URL Logf was given.
+	mu   sync.Mutex
+	said map[netip.AddrPort]bool
 }
 
 // listenPublished listens on the host address of each published port, so
@@ -101,7 +105,13 @@ func (h *hostNetServe) serve(files []*os.File) error {
 		return errors.New("the sandbox has no dialer for its published ports")
 	}
 	for i, p := range h.spec.Publish {
-		go h.fwd.Serve(h.publish[i], func(net.Conn) (net.Conn, error) { return dialInside(dialer, p.port) }, nil)
+		go h.fwd.Serve(h.publish[i], func(net.Conn) (net.Conn, error) {
+			c, err := dialInside(dialer, p.port)
+			if err == nil {
+				h.say(p) // it accepts
+			}
+			return c, err
+		}, nil)
 	}
 	return nil
 }
@@ -169,7 +179,8 @@ func dialInside(d *nsjail.Dialer, port uint16) (net.Conn, error) {
 // announce tells, through Logf, each published port's URL once the
 // command's server listens on its port inside: it reads the listening
 // sockets of the init's network namespace (/proc/PID/net/tcp) until then,
-// or until the command is done.
+// or until the command is done. A connection relayed to the server says
+// it too, should it come first.
 func (h *hostNetServe) announce(pid int) {
 	if h.spec.logf == nil || len(h.spec.Publish) == 0 {
 		return
@@ -188,7 +199,7 @@ func (h *hostNetServe) announce(pid int) {
 			var rest []published
 			for _, p := range left {
 				if ports[p.port] {
-					h.spec.logf("corral: published %s (port %d inside)", p.url(), p.port)
+					h.say(p)
 				} else {
 					rest = append(rest, p)
 				}
@@ -196,6 +207,23 @@ func (h *hostNetServe) announce(pid int) {
 			left = rest
 		}
 	}()
+}
+
+// say gives Logf p's URL, once.
+func (h *hostNetServe) say(p published) {
+	if h.spec.logf == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.said[p.host] {
+		return
+	}
+	if h.said == nil {
+		h.said = map[netip.AddrPort]bool{}
+	}
+	h.said[p.host] = true
+	h.spec.logf("corral: published %s (port %d inside)", p.url(), p.port)
 }
 
 // listening are the TCP ports listened on in pid's network namespace, on

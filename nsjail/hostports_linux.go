@@ -3,6 +3,7 @@ package nsjail
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -247,8 +248,8 @@ func withLoopbackWatch(prog []unix.SockFilter) ([]unix.SockFilter, error) {
 }
 
 // serveLoopback looks at a connect the connect watch stopped and lets it
-// go on: it never decides. A TCP connection to a port of the sandbox's
-// loopback where nothing listens in the namespace (read from the
+// go on: it never decides. A TCP connection to a port of 127.0.0.1 or
+// [::1] where nothing listens in the namespace (read from the
 // namespace's own /proc/net/tcp) is recorded as ReasonHostPort; the
 // address is read once, and a command rewriting it meanwhile misreports
 // itself only.
@@ -267,8 +268,11 @@ func (l *listener) serveLoopback(n seccomp.Notification) {
 		return
 	}
 	dest, errno := l.address(n, family)
-	if errno != 0 || !dest.IsValid() || !dest.Addr().Unmap().IsLoopback() {
+	if errno != 0 || !dest.IsValid() {
 		return
+	}
+	if a := dest.Addr().Unmap(); a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) && a != netip.IPv6Loopback() {
+		return // no host port is reached there
 	}
 	if listensInside(dest.Port()) {
 		return

@@ -78,6 +78,8 @@ func (f *runFlags) configFailure(err error) *exitError {
 // the flag and the config file's key that say the same to the CLI's user.
 var libraryTerms = []struct{ lib, flag, key string }{
 	{`needs Network "allow"`, "needs --net allow", `needs network = "allow"`},
+	{`needs Network "none" or "allow": with "host"`, "needs --net none or allow: with --net host", `needs network = "none" or "allow": with network = "host"`},
+	{"PublishAny (--publish-any) allows it", "--publish-any allows it", "publish_any = true allows it"},
 	{"needs Changeset", "needs --changeset", "needs changeset"},
 	{"needs Mode enabled", "needs the sandbox", `needs mode = "enabled"`},
 	{"which Mode disables", "which the mode disables", "which mode disables"},
