@@ -212,3 +212,20 @@ c.sendall(b"hello from inside\n")
 	assert.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "corral: published http://127.0.0.1:"+port+" (port 8000 inside)")
 }
+
+// corral profile shows the host ports and published ports, from the flags
+// and from --config's agent alike.
+func TestProfileShowsHostPorts(t *testing.T) {
+	ws := workspace(t)
+	file := filepath.Join(ws, "agents.toml")
+	require.NoError(t, os.WriteFile(file, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"none\"\nhost_ports = [11434]\npublish = [\"8080:3000\"]\n"), 0o644))
+	for _, args := range [][]string{
+		{"profile", "--platform", "linux", "--net", "none", "--allow-host-port", "11434", "--publish", "8080:3000"},
+		{"profile", "--platform", "linux", "--config", file, "--agent", "a"},
+	} {
+		out, stderr, code := cli(t, ws, args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out, "host ports (localhost:PORT reaches the host's loopback, TCP only): 11434", args)
+		assert.Contains(t, out, "published: http://127.0.0.1:8080 on the host reaches port 3000 inside, while the command runs", args)
+	}
+}
