@@ -33,7 +33,7 @@ const (
 	NetworkNone Network = "none"
 	// NetworkAllow gives the command only loopback and a proxy, served by
 	// the caller, that reaches the names in Config.AllowedDomains and
-	// nothing else (see docs/layers.md, "Network").
+	// nothing else (docs/layers.md, "Network allow").
 	NetworkAllow Network = "allow"
 )
 
@@ -88,29 +88,19 @@ type Config struct {
 	// Binds show further host paths at other paths inside the sandbox.
 	Binds []Bind
 	// RealPathsFallback lets a sandbox with destinations (WorkspaceDest,
-	// Binds) run on a rung without a mount namespace (the landlock rung,
-	// Seatbelt, or none with FallbackWarn) by showing each source at its
-	// own host path instead: the workspace at its path rather than at
-	// WorkspaceDest, each bind's source at its path, writable or read-only
-	// as the bind says, rather than at Dest. Sandbox.WorkspaceDir, Binds,
-	// SandboxPath and HostPath then say so (the tools of package tools
-	// follow them), and Logf gets one line naming each move. A source that
-	// lies in a hidden path cannot be shown at its own path: New fails then,
-	// as it does without this option, naming the destination and the rung.
-	// Off by default: a command told to look in /agent finds nothing there.
+	// Binds) run on a rung without a mount namespace by showing each
+	// source at its own host path instead; Sandbox.WorkspaceDir, Binds,
+	// SandboxPath and HostPath follow, and Logf names each move. Off by
+	// default: a command told to look in /agent finds nothing there. See
+	// docs/layers.md, "Rungs".
 	RealPathsFallback bool
 	// PersistHome, when set, gives commands a writable home that lasts
-	// from one command to the next: the caller's home directory is mounted
-	// as overlayfs with the host's home as its read-only lower layer and
-	// every change kept in this directory (created when missing), so that
-	// caches such as ~/.cache, ~/go or ~/.npm work and persist while the
-	// host's home is never written. Hidden paths (the credential stores)
-	// stay hidden in it; writable paths inside the home are bound on top
-	// and written directly. Commands of sandboxes sharing the directory run
-	// one at a time (overlayfs allows one live mount of an upper
-	// directory): a command waits for the one before to end. The directory
-	// is hidden from commands and must lie outside every writable path.
-	// Linux full rung only.
+	// from one command to the next: the caller's home as overlayfs, its
+	// changes kept in this directory (created when missing), the host's
+	// home never written. Commands sharing the directory run one at a
+	// time. The directory is hidden from commands and must lie outside
+	// every writable path. Linux full rung only; docs/layers.md ("What a
+	// command gets") says what it holds.
 	PersistHome string
 	// PersistTmp, when set, is bound at /tmp in place of a private tmpfs,
 	// so that what a command leaves in /tmp is there for the next one. The
@@ -230,20 +220,15 @@ type Config struct {
 	// sandbox DirectSpawn builds ahead is kept until taken or Close.)
 	IdleTimeout time.Duration
 	// Helper is the absolute path of a binary to run the sandboxes' init
-	// from instead of the caller's own: corral-init (the small dedicated
-	// one, built from cmd/corral-init), any corral CLI binary of the same
-	// version, or another program whose main calls Init first. A caller
-	// whose package initialisation is heavy (large SDKs, protobuf
-	// registries) pays that initialisation for every sandbox and holds its
-	// memory in every sandbox built ahead; a helper pays neither (see the
-	// README for numbers). Empty means the environment variable
-	// CORRAL_HELPER, and without it the caller's own binary. The file is
-	// opened once, by New, and that open file is what runs: a file renamed
-	// over the path later is not used. It may not lie inside the workspace
-	// or a writable path, where a command could change it. A helper built
-	// from another version of corral is a SetupError of LayerInit: found by
-	// New, or with DirectSpawn (each init then runs the helper, cloned from
-	// the caller) by the first command. Linux only (ignored on macOS).
+	// from instead of the caller's own: corral-init (built from
+	// cmd/corral-init), a corral CLI binary of the same version, or another
+	// program whose main calls Init first. A caller with a heavy package
+	// initialisation pays it for every sandbox; a helper does not
+	// (docs/library.md has numbers). Empty means the environment variable
+	// CORRAL_HELPER, and without it the caller's own binary. New opens the
+	// file once and runs that open file; it may not lie inside the
+	// workspace or a writable path. A helper from another version of
+	// corral is a SetupError of LayerInit. Linux only (ignored on macOS).
 	Helper string
 	// Logf receives the few diagnostics the library prints (for example the
 	// one-time notice that Mode is disabled). Nil discards them.
@@ -275,9 +260,9 @@ type Config struct {
 // git's directory, editors' and agents' configuration (".vscode",
 // ".claude", ".mcp.json"...), direnv's ".envrc", and shell and session
 // start-up files. The first group is protected at every depth of a writable
-// root, the start-up files at its top. README.md's table says what each
-// rung guarantees for them; see [Config.AllowPlanting] to leave one
-// writable.
+// root, the start-up files at its top. docs/layers.md ("Protected names")
+// says what each rung guarantees for them; see [Config.AllowPlanting] to
+// leave one writable.
 func ProtectedNames() []string { return guard.Names() }
 
 // spec is a Config after validation: every path absolute, cleaned, with

@@ -40,9 +40,9 @@
 //	}
 //
 // A program whose own start-up is heavy (large SDKs, protobuf registries)
-// can have its sandboxes' init run from a corral CLI binary of the same
-// version instead of itself: [Config.Helper], or the environment variable
-// CORRAL_HELPER.
+// runs its sandboxes' init from corral-init, a small binary built from
+// cmd/corral-init, instead of itself: [Config.Helper], or the environment
+// variable CORRAL_HELPER (see [docs/library.md]).
 //
 // Building needs no C library: the seccomp filters come generated ahead
 // and embedded, so a build with or without cgo works on any Linux machine
@@ -51,36 +51,25 @@
 // # What a command gets
 //
 // On Linux each command runs in new user, mount, PID, IPC, UTS and cgroup
-// namespaces. The network is the host's by default ([NetworkHost]);
-// [NetworkNone] and [NetworkAllow] give a network namespace with only
-// loopback, and with NetworkAllow the command reaches the names of
-// [Config.AllowedDomains] through corral's filtering proxy, served by the
-// caller. What a command gets:
-//   - the host's / read-only, every submount included (the caller's home
-//     too, so caches written there do not persist unless
-//     [Config.PersistHome] layers a home over it); a fresh /proc; a
-//     minimal /dev; a private /tmp, empty at each command unless
-//     [Config.PersistTmp] keeps one;
-//   - the workspace and [Config.WritablePaths] writable, [Config.ReadOnlyPaths]
-//     read-only even under a writable parent, [Config.HiddenPaths] unreadable;
-//     where paths nest, the most specific one wins;
-//   - [ProtectedNames] guarded inside writable roots: each repository's
-//     .git staged while the command runs and merged back through an
-//     allowlist when it exits (ordinary git work lands, hooks and config
-//     that runs programs do not), the others read-only, and new or
-//     replaced ones moved into the root's .corral-held directory at exit;
-//     [Cmd.Dropped] lists what did not land;
-//   - the caller's uid and gid, no capabilities, no_new_privs, a new session,
-//     no way to create namespaces;
-//   - only allow-listed environment variables (see [Config.Env]); with
-//     [NetworkAllow] the proxy variables name the sandbox's proxy;
-//   - resource limits ([Config.Limits], [DefaultLimits]): a 1 GiB /tmp and
-//     /dev/shm, at most 4096 tasks, and what the Config asks for;
-//     [Cmd.LimitsHit] says which ones the command ran into.
+// namespaces: the host's / read-only, the workspace and
+// [Config.WritablePaths] writable, [Config.ReadOnlyPaths] read-only even
+// under a writable parent, [Config.HiddenPaths] and the credential stores
+// of [CredentialStores] unreadable, a private /tmp, a fresh /proc, a
+// minimal /dev; [ProtectedNames] guarded in every writable root, with
+// [Cmd.Dropped] listing what did not land; the caller's uid with no
+// capabilities; only allow-listed environment variables ([Config.Env]);
+// resource limits ([Config.Limits], [DefaultLimits], [Cmd.LimitsHit]). The
+// network is the host's unless [Config.Network] says [NetworkNone] (only
+// loopback) or [NetworkAllow] (only the names of [Config.AllowedDomains],
+// through a filtering proxy the caller serves). [Config.Report] has the
+// sandbox say what it refused ([Cmd.Report]).
 //
 // The command's Process is the sandbox's init on the host: signals sent to it
 // reach the command, killing it ends every process in the sandbox, and it
 // dies with its caller.
+//
+// What each layer and rung guarantees, and what it does not, is in
+// [docs/layers.md], the reference.
 //
 // # Differences from os/exec
 //
@@ -119,11 +108,15 @@
 //
 // # Limitations
 //
-//   - On the landlock rung a protected name the command creates is not
-//     guarded at all, and .git at the top of a writable root is read-only
-//     there.
-//   - [NetworkAllow] filters by name at the proxy: a program that ignores
-//     the proxy variables reaches nothing, and what is allowed is a name,
-//     not what is sent to it.
-//   - On macOS the sandbox is a Seatbelt profile, with different guarantees.
+// The command shares the host's kernel. Not protected: what is not hidden
+// can be read; the workspace can be changed (a [Config.Changeset] keeps
+// the writes for review); [NetworkAllow] filters names, not what is sent to
+// them, and a program that ignores the proxy variables reaches nothing; on
+// the landlock rung (no user namespaces) host processes stay visible and a
+// protected name the command creates is not guarded; on macOS the sandbox
+// is a Seatbelt profile, not yet verified on a Mac. [docs/layers.md] lists
+// the rest.
+//
+// [docs/layers.md]: https://github.com/corralhq/corral/blob/main/docs/layers.md
+// [docs/library.md]: https://github.com/corralhq/corral/blob/main/docs/library.md
 package corral

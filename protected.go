@@ -14,10 +14,15 @@ import (
 // writable paths and writable binds): a name of [ProtectedNames] or of
 // Config.Protect, at any depth or at the top of the root as the name is
 // listed, less those Config.AllowPlanting leaves writable, or a file named
-// HEAD, which makes its directory a repository. A command's write there is
-// staged, held or refused by the sandbox's guard; an agent tool that
-// writes files itself refuses it with the rule this names. entry is the
-// protected entry's host path, what the program that runs code from it.
+// HEAD, which makes its directory a repository; or a path the host's
+// programs reach through a protected entry or git runs from a worktree (a
+// protected symlink's target, core.hooksPath, a filter driver's script:
+// guard.Follows), or a name listed for the top of a root relative to the
+// home a root lies in (~/.config/git with --writable ~/.config). A
+// command's write there is staged, held or refused by the sandbox's guard;
+// an agent tool that writes files itself refuses it with the rule this
+// names. entry is the protected entry's host path, what the program that
+// runs code from it.
 func (sb *Sandbox) Protected(p string) (entry, what string, ok bool) {
 	p = filepath.Clean(p)
 	for _, root := range sb.writableRoots() {
@@ -32,6 +37,10 @@ func (sb *Sandbox) Protected(p string) (entry, what string, ok bool) {
 		if path.Base(rel) == guard.HeadName {
 			return p, "git: a HEAD file makes its directory a repository, whose config and hooks git runs", true
 		}
+	}
+	roots := sb.writableRoots()
+	if entry, why, ok := guard.Follows(p, roots, callerHomes(), sb.spec.protected()); ok {
+		return entry, why, true
 	}
 	return "", "", false
 }

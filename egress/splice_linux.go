@@ -16,7 +16,7 @@ import (
 // The pipes of the relay. A splice moves at most a pipe's capacity, and
 // the larger the pipe, the fewer splices a transfer takes and the larger
 // the packets it sends: 64 KiB pipes cost 1.2 times the CPU per byte of
-// 1 MiB ones, io.Copy's size, over 64 connections (docs/benchmarks.md).
+// 1 MiB ones, io.Copy's size, over 64 connections (docs/bench/2026-11-24.md).
 // But the kernel counts each pipe's capacity against its user's
 // pipe-user-pages-soft (64 MiB by default), past which each new pipe of
 // that user, the sandboxed commands' own included, gets 8 KiB. So where

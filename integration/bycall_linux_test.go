@@ -47,6 +47,8 @@ func TestGuardByCall(t *testing.T) {
 			`mv tools/vscode tools/old && mkdir tools/x && echo evil > tools/x/tasks.json && mv tools/x tools/vscode`, ".vscode/tasks.json"},
 		{"a symlink inside a protected directory", `mkdir -p shared .claude && echo '{}' > shared/claude.json && ln -s ../shared/claude.json .claude/settings.json`,
 			`echo evil > shared/claude.json`, ".claude/settings.json"},
+		{"a symlink inside a protected directory whose target is missing", `mkdir -p .claude && ln -s ../shared/claude.json .claude/settings.json`,
+			`mkdir -p shared && echo evil > shared/claude.json`, ".claude/settings.json"},
 		{"a hook that is a symlink", `git init -q && mkdir scripts && printf '#!/bin/sh\n' > scripts/pre-commit && chmod +x scripts/pre-commit && ln -s ../../scripts/pre-commit .git/hooks/pre-commit`,
 			`echo evil >> scripts/pre-commit`, "scripts/pre-commit"},
 		{"core.hooksPath", `git init -q && mkdir -p tools/hooks && printf '#!/bin/sh\n' > tools/hooks/pre-commit && git config core.hooksPath tools/hooks`,

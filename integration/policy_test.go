@@ -34,7 +34,7 @@ var policyAttacks = []struct{ name, script string }{
 }
 
 // policyScene is a workspace holding the config file its sandbox is built
-// from, as the README's example does.
+// from, as docs/cli.md (--config) allows.
 func policyScene(t *testing.T) (w *world, file string) {
 	w = newWorld(t)
 	file = filepath.Join(w.ws, "conf", "corral.toml")

@@ -238,3 +238,48 @@ func TestFileForHoldsWhatItChecked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "planted", string(data), "control: the unheld write lands in .git/config")
 }
+
+// TestFileToolsRefuseWhatTheHostFollows: what a program on the host
+// reaches through a protected entry, or git runs from a worktree, is
+// protected for the file tools as for a command: a protected symlink's
+// target, a symlink inside a protected directory, the hooks directory
+// core.hooksPath names (also a nested repository's) and a module a filter
+// driver runs. Each is planted by the plain File, the control.
+func TestFileToolsRefuseWhatTheHostFollows(t *testing.T) {
+	ctx := context.Background()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	for _, d := range []string{".git/hooks", "tools/hooks", "tools/vscode", "shared", ".claude", "vendor/lib/.git", "vendor/lib/scripts"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	writeFile(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	writeFile(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = tools/hooks\n[filter \"nb\"]\n\tclean = python3 -m nbclean\n", 0o644)
+	writeFile(t, filepath.Join(ws, "vendor/lib/.git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	writeFile(t, filepath.Join(ws, "vendor/lib/.git", "config"), "[core]\n\thooksPath = scripts\n", 0o644)
+	require.NoError(t, os.Symlink("tools/vscode", filepath.Join(ws, ".vscode")))
+	require.NoError(t, os.Symlink("../shared/claude.json", filepath.Join(ws, ".claude/settings.json")))
+	cfg := corral.Config{Workspace: ws, Env: []string{"PATH=" + testPath}}
+	sandboxtest.Require(t, cfg)
+	sb, err := corral.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	sbf, err := NewSandboxFile(sb)
+	require.NoError(t, err)
+	inproc, err := NewFileFor(sb)
+	require.NoError(t, err)
+	plain, err := NewFile(ws)
+	require.NoError(t, err)
+
+	for _, p := range []string{"tools/hooks/pre-commit", "nbclean.py", "tools/vscode/tasks.json", "shared/claude.json",
+		"vendor/lib/scripts/post-checkout"} {
+		var pe *PlantingError
+		require.ErrorAs(t, inproc.Write(p, "evil"), &pe, p)
+		assert.NotEmpty(t, pe.What, p)
+		require.ErrorAs(t, sbf.Write(ctx, p, "evil"), &pe, p)
+		b, _ := os.ReadFile(filepath.Join(ws, p))
+		assert.NotContains(t, string(b), "evil", p)
+		require.NoError(t, plain.Write(p, "evil"), "control: the unguarded tool writes %s", p)
+	}
+	require.NoError(t, inproc.Write("tools/other.txt", "plain"), "a name beside them still writes")
+}

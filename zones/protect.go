@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/corralhq/corral/changeset"
+	"github.com/corralhq/corral/internal/guard"
 )
 
 // ErrProtected is wrapped by the error of a write FS refuses because it
@@ -44,6 +45,18 @@ func (f *FS) protected(fsOp, p string) error {
 		}
 		if entry != "" {
 			return &fs.PathError{Op: fsOp, Path: p, Err: fmt.Errorf("%w: /%s/%s is protected (%s); ask the user", ErrProtected, name, entry, what)}
+		}
+	}
+	// What the host's programs reach through a protected entry, or git
+	// runs from a worktree, in the zone: a symlink's target, hooksPath.
+	if root, err := filepath.EvalSymlinks(z.Path); err == nil {
+		if real := realRel(z.Path, rel); real != "" {
+			if entry, why, ok := guard.Follows(path.Join(root, real), []string{root}, nil, guard.Names()); ok {
+				if r, err := filepath.Rel(root, entry); err == nil {
+					entry = filepath.ToSlash(r)
+				}
+				return &fs.PathError{Op: fsOp, Path: p, Err: fmt.Errorf("%w: /%s/%s is protected (%s); ask the user", ErrProtected, name, entry, why)}
+			}
 		}
 	}
 	return nil

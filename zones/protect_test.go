@@ -50,3 +50,27 @@ func TestFSRefusesProtectedEntries(t *testing.T) {
 	require.NoError(t, f.Write(ctx, "/drafts/notes/config", []byte("plain\n")), "control")
 	assert.FileExists(t, filepath.Join(dir.Path, "notes", "config"))
 }
+
+// What the host's programs follow out of a protected entry of a zone, or
+// git runs from it, is protected as the entry: the directory hooksPath
+// names and a protected symlink's target. The control, a name beside them,
+// is written.
+func TestFSRefusesWhatTheHostFollows(t *testing.T) {
+	zs, _ := fsFixture(t)
+	a, err := Resolve(zs, []Decl{{Name: "drafts", Mode: ReadWrite}})
+	require.NoError(t, err)
+	f := NewFS(a, ApproverFunc(func(context.Context, Request) (bool, error) { return true, nil }))
+	ctx := context.Background()
+	dir, _ := a.Zone("drafts")
+	for _, d := range []string{".git", "tools/hooks", "tools/vscode"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir.Path, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir.Path, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir.Path, ".git", "config"), []byte("[core]\n\thooksPath = tools/hooks\n"), 0o644))
+	require.NoError(t, os.Symlink("tools/vscode", filepath.Join(dir.Path, ".vscode")))
+	for _, p := range []string{"/drafts/tools/hooks/pre-commit", "/drafts/tools/vscode/tasks.json"} {
+		assert.ErrorIs(t, f.Write(ctx, p, []byte("evil\n")), ErrProtected, p)
+	}
+	assert.NoFileExists(t, filepath.Join(dir.Path, "tools/hooks/pre-commit"))
+	require.NoError(t, f.Write(ctx, "/drafts/tools/notes", []byte("plain\n")), "control")
+}

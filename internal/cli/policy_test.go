@@ -74,7 +74,7 @@ func TestRunWorkspaceInsideACredentialStore(t *testing.T) {
 	assertOneLine(t, stderr, "a credential store hidden by default; add it to Reveal (--reveal "+ssh+")")
 }
 
-// The README's flow: the config file lies in the workspace. A command
+// The config file lies in the workspace (docs/cli.md, --config). A command
 // cannot turn the next one's sandbox off by rewriting it.
 func TestRunConfigFileInTheWorkspaceStaysReadOnly(t *testing.T) {
 	needsSandbox(t)

@@ -67,15 +67,14 @@ type Session struct {
 	// lazy: no walk; the creator asks Within of each call that writes
 	// (see lazy_linux.go). linked are the targets of symlinks with a
 	// protected name at the top of a root, protected like the entry.
-	lazy    bool
-	tops    []string // the names in force listed for the top of a root
-	linked  []string
+	lazy bool
+	tops []string // the names in force listed for the top of a root
+	follower
 	nstages int
 	made    map[identity]bool // under created.mu
 	// gitFiles are the .git files the command made unstaged, for Finish.
 	gitFiles []string
-	homes    []string // see SetHomes
-	killed   bool     // see Killed
+	killed   bool // see Killed
 	// notGit are directories Within found to be no git directory, by
 	// path, until ForgetPlain: the listener's alone.
 	notGit map[string]bool
@@ -546,28 +545,6 @@ func gitdirOf(p string, st *unix.Stat_t) string {
 		return ""
 	}
 	return r
-}
-
-// commondirOf returns the repository a linked worktree's git directory
-// shares, or "".
-func commondirOf(gitdir string) string {
-	b, err := os.ReadFile(path.Join(gitdir, "commondir"))
-	if err != nil {
-		return ""
-	}
-	c := strings.TrimSpace(string(b))
-	if !filepath.IsAbs(c) {
-		c = filepath.Join(gitdir, c)
-	}
-	r, err := filepath.EvalSymlinks(c)
-	if err != nil {
-		return ""
-	}
-	return r
-}
-
-func inRoots(p string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
 }
 
 // stageAll mounts an overlay on each git directory, outermost first; one

@@ -2,10 +2,8 @@ package guard
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +65,7 @@ func (s *Session) Lazy() bool { return s != nil && s.lazy && s.Stages() }
 // the project.
 func (s *Session) startLazy(names, skip []string) {
 	s.names, s.skip = names, skip
+	s.ignored = s.skipped
 	s.notGit = map[string]bool{}
 	s.anywhereInForce()
 	s.topsInForce()
@@ -82,120 +81,6 @@ func (s *Session) startLazy(names, skip []string) {
 			s.hooksOf(r, roots)
 		}
 	}
-}
-
-// maxLinked bounds the entries looked at inside one protected directory at
-// the start: a protected directory is a configuration, not a project.
-const maxLinked = 1000
-
-// linkTargets records the targets in a writable root of p, an entry at the
-// top of root r, when it is a symlink, or of the symlinks inside it, when
-// it is a directory (not a git directory's, which hooksOf looks at).
-func (s *Session) linkTargets(r, p string, roots []string, git bool) {
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil || s.skipped(r, p) {
-		return
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		if git {
-			return // a git directory elsewhere: staged by its HEAD when written
-		}
-		s.link(p, roots)
-	case unix.S_IFDIR:
-		if git {
-			return
-		}
-		n := 0
-		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-			if n++; err != nil || n > maxLinked {
-				return filepath.SkipAll
-			}
-			if d.Type()&fs.ModeSymlink != 0 {
-				s.link(q, roots)
-			}
-			return nil
-		})
-	}
-}
-
-// link records the target of symlink p when it lies in a writable root.
-func (s *Session) link(p string, roots []string) {
-	t, err := filepath.EvalSymlinks(p)
-	if err == nil && inRoots(t, roots) && !slices.Contains(s.linked, t) {
-		s.linked = append(s.linked, t)
-	}
-}
-
-// hooksOf records what git runs from the worktree whose top is r (the top
-// of a root, or a nested worktree's): the targets of symlinks among its
-// hooks, and the directory its core.hooksPath names, with the symlinks
-// there, and what its config and the caller's make git run or read.
-func (s *Session) hooksOf(r string, roots []string) {
-	gitdir, config := worktreeGit(r)
-	if gitdir == "" {
-		return
-	}
-	s.linkTargets(r, path.Join(config, "hooks"), roots, false)
-	b, err := os.ReadFile(path.Join(config, "config"))
-	if err != nil {
-		return
-	}
-	entries, err := ParseConfig(b)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.Key != "core.hookspath" || e.Value == "" {
-			continue
-		}
-		hp := e.Value
-		if !path.IsAbs(hp) {
-			hp = path.Join(r, hp) // relative to the worktree's top, where hooks run
-		}
-		if t, err := filepath.EvalSymlinks(hp); err == nil && inRoots(t, roots) {
-			if !slices.Contains(s.linked, t) {
-				s.linked = append(s.linked, t)
-			}
-			s.linkTargets(r, t, roots, false)
-		}
-	}
-	s.configRuns(entries, r, config, roots)
-	// The user's and the system's config define drivers for every
-	// repository (nbstripout --install --global): run from this worktree's
-	// top too.
-	for _, f := range s.globalConfigs() {
-		if b, err := os.ReadFile(f); err == nil {
-			if g, err := ParseConfig(b); err == nil {
-				s.configRuns(g, r, path.Dir(f), roots)
-			}
-		}
-	}
-}
-
-// worktreeGit returns the git directory of the worktree whose top is top
-// (its .git directory, or the one a .git file names, as a submodule's or a
-// linked worktree's does), and the directory holding its config and hooks
-// (the common directory of a linked worktree's); "" when it has none.
-func worktreeGit(top string) (gitdir, config string) {
-	p := path.Join(top, GitDir)
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
-		return "", ""
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		gitdir = p
-	case unix.S_IFREG:
-		gitdir = gitdirOf(p, &st)
-	}
-	if gitdir == "" {
-		return "", ""
-	}
-	if c := commondirOf(gitdir); c != "" {
-		return gitdir, c
-	}
-	return gitdir, gitdir
 }
 
 // maxWorktrees bounds the nested worktrees Within reads the configuration
@@ -228,37 +113,6 @@ func (s *Session) nestedWorktree(at string) bool {
 	n := len(s.linked)
 	s.hooksOf(at, roots)
 	return len(s.linked) > n
-}
-
-// configRuns protects what config entries make git run from the worktree
-// at the top of root r, or read as config, where it lies in a writable
-// root, made by the command or not: a driver's script, an included file
-// (relative to dir, the config file's directory).
-func (s *Session) configRuns(entries []ConfigEntry, r, dir string, roots []string) {
-	for _, p := range ConfigRuns(entries) {
-		if rest, ok := strings.CutPrefix(p, GitDirToken+"/"); ok {
-			p = path.Join(dir, rest)
-		} else if !path.IsAbs(p) {
-			p = path.Join(r, p)
-		}
-		if t, err := filepath.EvalSymlinks(p); err == nil {
-			p = t
-		}
-		if inRoots(p, roots) && p != r && !slices.Contains(s.linked, p) {
-			s.linked = append(s.linked, p)
-		}
-	}
-}
-
-// globalConfigs are the git config files that apply to every repository of
-// the caller's: the system's, and each home's ~/.gitconfig and
-// ~/.config/git/config.
-func (s *Session) globalConfigs() []string {
-	out := []string{"/etc/gitconfig"}
-	for _, h := range s.homes {
-		out = append(out, path.Join(h, ".gitconfig"), path.Join(h, ".config/git/config"))
-	}
-	return out
 }
 
 // Within tells what holds dir, a directory a command's call writes in (an
