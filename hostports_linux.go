@@ -34,11 +34,12 @@ func hostAddrs(ports []uint16) []netip.AddrPort {
 // ports has served: publish are the host's listeners of its published
 // ports, bound before the sandbox is taken (listenPublished).
 type hostNetServe struct {
-	spec    *spec
-	publish []net.Listener
-	fwd     *egress.Forward
-	done    chan struct{}
-	dialer  *nsjail.Dialer // set by serve, closed by stop
+	spec     *spec
+	publish  []net.Listener
+	fwd      *egress.Forward
+	done     chan struct{}
+	dialer   *nsjail.Dialer // set by serve, closed by stop
+	stopOnce sync.Once
 	// said are the published ports whose URL Logf was given.
 	mu   sync.Mutex
 	said map[netip.AddrPort]bool
@@ -65,18 +66,16 @@ func (b *linuxBackend) listenPublished() (*hostNetServe, error) {
 }
 
 // stop ends the serving: nothing listens on the host once it returns.
+// Only the first call does anything.
 func (h *hostNetServe) stop() {
-	select {
-	case <-h.done:
-		return
-	default:
-	}
-	close(h.done)
-	closeListeners(h.publish)
-	h.fwd.Close()
-	if h.dialer != nil {
-		h.dialer.Close()
-	}
+	h.stopOnce.Do(func() {
+		close(h.done)
+		closeListeners(h.publish)
+		h.fwd.Close()
+		if h.dialer != nil {
+			h.dialer.Close()
+		}
+	})
 }
 
 // serve takes the files after the proxy's: each host port's listeners,
