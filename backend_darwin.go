@@ -13,6 +13,9 @@ func newBackend(s *spec) (backend, error) {
 	if s.NoWorkspace {
 		return nil, noWorkspaceRefusal(RungSeatbelt)
 	}
+	if s.hostNet() {
+		return nil, s.hostNetRefusal(RungSeatbelt, false)
+	}
 	// Seatbelt applies no limits: asking for one follows the ladder.
 	lp, err := planLimits(s.Limits, ladder.LimitHost{Rung: RungSeatbelt}, s.Fallback)
 	if err != nil {

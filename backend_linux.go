@@ -30,6 +30,7 @@ type linuxBackend struct {
 	hostProxy *hostProxy
 	spec      *spec
 	canReport bool // the kernel lets the init watch calls (seccomp listener)
+	bare      bool // the landlock rung
 }
 
 // newBackend picks the rung the host allows (the probe runs once per
@@ -53,6 +54,9 @@ func newBackend(s *spec) (backend, error) {
 	if s.hasPersist() && plan.Rung != RungFull {
 		return nil, s.persistRefusal(plan.Rung)
 	}
+	if err := s.hostNetRefusal(plan.Rung, initConnects(plan)); s.hostNet() && err != nil {
+		return nil, err
+	}
 	if s.NoWorkspace && plan.Rung != RungFull {
 		return nil, noWorkspaceRefusal(plan.Rung)
 	}
@@ -71,7 +75,7 @@ func newBackend(s *spec) (backend, error) {
 		return &directBackend{workspace: s.Workspace}, nil
 	}
 	b := &linuxBackend{changeset: s.Changeset, egress: s.Egress, spec: s,
-		canReport: plan.Seccomp && seccomp.ListenerSupport() == nil}
+		canReport: plan.Seccomp && seccomp.ListenerSupport() == nil, bare: plan.Rung == RungLandlock}
 	if s.Egress != nil && plan.Rung == RungLandlock {
 		if b.hostProxy, err = newHostProxy(s.Egress, s.refused); err != nil {
 			return nil, err
@@ -133,6 +137,9 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 		Bare:      bare,
 		Limits:    s.Limits.set, // newBackend leaves out those the host cannot enforce
 	}
+	if !bare {
+		o.HostPorts, o.Publish = s.HostPorts, len(s.Publish) > 0
+	}
 	if !s.NoWorkspace {
 		o.Workspace, o.Writable = in.Writable[0], in.Writable[1:]
 	}
@@ -144,6 +151,12 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 	// a seccomp listener to stop connect in, Landlock allowing connect to
 	// its ports on any address.
 	viaProxy := bare && s.Network == NetworkAllow
+	// Host ports on the landlock rung are connections the init makes
+	// too, to the host's loopback on those ports alone.
+	hostPorts := bare && len(s.HostPorts) > 0
+	if hostPorts {
+		noNet = false
+	}
 	if plan.Landlock {
 		o.Landlock = &nsjail.Landlock{ABI: plan.ABI, Scope: plan.Scope, DenyTCP: noNet || viaProxy, NoSockets: !s.UnixSockets}
 		switch {
@@ -152,10 +165,14 @@ func jailOptions(s *spec, plan *ladder.Plan, hp *hostProxy) (nsjail.Options, err
 		case viaProxy && hp != nil:
 			o.Landlock.ConnectTCP = []uint16{uint16(hp.ports[0]), uint16(hp.ports[1])}
 		}
+		if hostPorts {
+			o.Landlock.DenyTCP = true
+			o.ConnectOnly = append(o.ConnectOnly, hostAddrs(s.HostPorts)...)
+		}
 	}
 	if plan.Seccomp {
 		bpf, err := seccomp.Filter(seccomp.Options{
-			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet, TCPOnly: viaProxy,
+			AllowUnixSockets: s.UnixSockets, AllowPtrace: s.Ptrace, DenyInet: noNet, TCPOnly: viaProxy || len(s.HostPorts) > 0,
 		})
 		if err != nil {
 			return o, &SetupError{Layer: LayerSeccomp, Err: err}
@@ -215,17 +232,31 @@ func (b *linuxBackend) startJail(req *startRequest) (process, error) {
 		ReportReads: req.reads && b.canReport, Terminal: req.terminal,
 	}
 	if req.violation != nil {
-		c.OnViolation = func(v nsjail.Violation) { req.violation(b.spec.violation(v)) }
+		c.OnViolation = func(v nsjail.Violation) {
+			if hostServes(v) {
+				req.violation(b.spec.violation(v))
+			}
+		}
 	}
+	var hn *hostNetServe
 	switch {
 	case b.hostProxy != nil:
 		c.Env = b.hostProxy.env(c.Env)
-	case b.egress != nil:
-		c.Serve = b.serve(req.Refused)
+	case b.egress != nil || b.spec.hostNet() && !b.bare:
+		var err error
+		if c.Serve, hn, err = b.serveNet(req.Refused); err != nil {
+			return nil, err
+		}
 	}
 	p, err := b.jail.Start(c)
 	if err != nil {
+		if hn != nil {
+			hn.stop()
+		}
 		return nil, translate(req.Name, err)
+	}
+	if hn != nil {
+		hn.announce(p.Pid())
 	}
 	return jailProcess{p, req.Name, b.spec}, nil
 }
@@ -243,7 +274,9 @@ type jailProcess struct {
 func (p jailProcess) Violations() []Violation {
 	var out []Violation
 	for _, v := range p.Process.Violations() {
-		out = append(out, p.spec.violation(v))
+		if hostServes(v) {
+			out = append(out, p.spec.violation(v))
+		}
 	}
 	return out
 }

@@ -132,6 +132,21 @@ type Config struct {
 	// connections open through the proxy at once"). 0 takes
 	// DefaultProxyConnections; NoLimit sets none. Needs NetworkAllow.
 	ProxyConnections int
+	// HostPorts, with NetworkNone or NetworkAllow, are TCP ports of the
+	// host's loopback the command reaches: inside, 127.0.0.1:PORT,
+	// [::1]:PORT and localhost:PORT reach the host's service on PORT, and
+	// no other host port is reachable. See ParseHostPort.
+	HostPorts []int
+	// Publish, with NetworkNone or NetworkAllow, are the command's
+	// servers to reach from the host, "[HOSTADDR:]HOSTPORT[:PORT]": while
+	// the command runs, HOSTADDR:HOSTPORT (127.0.0.1 unless given; PORT is
+	// HOSTPORT unless given) on the host reaches the command's server on
+	// PORT of the sandbox's loopback. An address other than loopback needs
+	// PublishAny. Linux full rung only. See ParsePublish.
+	Publish []string
+	// PublishAny lets Publish listen on a host address other than
+	// loopback, where other machines may reach the command's server.
+	PublishAny bool
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
 	// look like secrets). The default environment also carries the proxy
@@ -262,7 +277,10 @@ type spec struct {
 	Hidden      []string
 	Network     Network
 	// Egress is the proxy's policy with NetworkAllow, else nil.
-	Egress        *egressPolicy
+	Egress *egressPolicy
+	// HostPorts and Publish are Config's, parsed (hostports.go).
+	HostPorts     []uint16
+	Publish       []published
 	Env           []string
 	AllowPlanting []string
 	Protect       []string // Config.Protect's names that ProtectedNames lacks
@@ -348,6 +366,9 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolveEgress(c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveHostNet(c); err != nil {
 		return nil, err
 	}
 	var err error

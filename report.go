@@ -360,6 +360,9 @@ func (v Violation) Allows() string {
 			name = ".git" // planting allowed for a repository's whole git directory
 		}
 		return "allow_planting " + strconv.Quote(name) + " in the config file"
+	case v.Kind == ViolationNetwork && rule == RuleHostPort && hostPortTarget(target):
+		port, _ := loopbackPort(target)
+		return "--allow-host-port " + port + " (host_ports)"
 	case v.Kind == ViolationNetwork && strings.HasPrefix(rule, "not in allowed domains"):
 		host, _, _ := strings.Cut(target, ":")
 		if strings.HasPrefix(target, "[") {

@@ -35,8 +35,13 @@ func (s *spec) violation(v nsjail.Violation) Violation {
 		out.Rule = filterRule(v.Path, v.Match)
 	case nsjail.ReasonDirect:
 		out.Rule = RuleDirect
+		if hostPortTarget(v.Path) {
+			out.Rule = RuleHostPort
+		}
 	case nsjail.ReasonListen:
 		out.Rule = RuleListen
+	case nsjail.ReasonHostPort:
+		out.Rule = RuleHostPort
 	case nsjail.ReasonOmitted:
 		out.Rule = RuleOmitted
 	default:
@@ -80,8 +85,8 @@ var socketWhy = map[string]string{
 	"AF_UNIX EPERM":   "unix sockets reach host daemons through socket files, docker.sock among them",
 	"AF_INET EPERM":   "no network: there is no network namespace to keep the command off the host's",
 	"AF_INET6 EPERM":  "no network: there is no network namespace to keep the command off the host's",
-	"AF_INET EACCES":  "only TCP leaves the sandbox, through the proxy",
-	"AF_INET6 EACCES": "only TCP leaves the sandbox, through the proxy",
+	"AF_INET EACCES":  "only TCP leaves the sandbox, through the proxy or to a host port",
+	"AF_INET6 EACCES": "only TCP leaves the sandbox, through the proxy or to a host port",
 }
 
 // tilde writes p under the home directory as ~/..., as users write it.

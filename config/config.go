@@ -104,6 +104,12 @@ type Sandbox struct {
 	// once (corral.Config.ProxyConnections): 0 for the default,
 	// corral.NoLimit for none.
 	ProxyConnections int
+	// HostPorts, Publish and PublishAny are corral.Config's, with network
+	// "none" or "allow" (host_ports, publish, publish_any).
+	// Omitted when empty: the hash of a sandbox without them stays as it was.
+	HostPorts  []int    `json:",omitempty"`
+	Publish    []string `json:",omitempty"`
+	PublishAny bool     `json:",omitempty"`
 	// Fallback says what to do when the sandbox cannot be built.
 	Fallback Fallback
 	// Env holds "KEY" (copy the caller's value) and "KEY=VALUE" entries.
@@ -239,6 +245,9 @@ func (s Sandbox) CorralConfig() corral.Config {
 		AllowedIPs:     slices.Clone(s.AllowedIPs),
 
 		ProxyConnections: s.ProxyConnections,
+		HostPorts:        slices.Clone(s.HostPorts),
+		Publish:          slices.Clone(s.Publish),
+		PublishAny:       s.PublishAny,
 
 		AllowPlanting: slices.Clone(s.AllowPlanting),
 		Protect:       slices.Clone(s.Protect),

@@ -68,7 +68,7 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	commented := regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
-	require.Len(t, commented.FindAll(data, -1), 19, "the commented keys this test knows")
+	require.Len(t, commented.FindAll(data, -1), 21, "the commented keys this test knows")
 	assert.NotRegexp(t, `(?m)^#? ?mode = "(enabled|disabled)"`, string(data), "today's values, not the older names")
 	doc := commented.ReplaceAllString(string(data), "$1")
 
@@ -89,6 +89,8 @@ func TestExampleFileCommentedKeys(t *testing.T) {
 	researcher, _ := cfg.Agent("researcher")
 	assert.Equal(t, []string{"10.20.0.0/16"}, researcher.Sandbox.AllowedIPs)
 	assert.Equal(t, 64, researcher.Sandbox.ProxyConnections)
+	assert.Equal(t, []int{11434}, researcher.Sandbox.HostPorts)
+	assert.Equal(t, []string{"8080:3000"}, researcher.Sandbox.Publish)
 	assert.Equal(t, corral.Limits{Memory: 4 << 30, Pids: 1024, CPUs: 2, TmpSize: 512 << 20, FileSize: 8 << 30,
 		OpenFiles: 4096, CPUTime: 30 * time.Minute}, coder.Sandbox.Limits)
 }

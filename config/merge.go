@@ -28,6 +28,7 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 	for _, f := range []struct{ dst, src **bool }{
 		{&m.AllowHome, &def.AllowHome}, {&m.AllowUnixSockets, &def.AllowUnixSockets},
 		{&m.AllowPtrace, &def.AllowPtrace}, {&m.PersistHome, &def.PersistHome}, {&m.RealPaths, &def.RealPaths},
+		{&m.PublishAny, &def.PublishAny},
 	} {
 		if *f.dst == nil {
 			*f.dst = *f.src
@@ -39,11 +40,14 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 		{&m.Protect, &def.Protect},
 		{&m.Reveal, &def.Reveal}, {&m.ChangesetPaths, &def.ChangesetPaths}, {&m.Bootstrap, &def.Bootstrap},
 		{&m.AllowedDomains, &def.AllowedDomains}, {&m.DeniedDomains, &def.DeniedDomains},
-		{&m.AllowedIPs, &def.AllowedIPs},
+		{&m.AllowedIPs, &def.AllowedIPs}, {&m.Publish, &def.Publish},
 	} {
 		if *f.src != nil {
 			*f.dst = slices.Concat(*f.src, *f.dst)
 		}
+	}
+	if def.HostPorts != nil {
+		m.HostPorts = slices.Concat(def.HostPorts, m.HostPorts)
 	}
 	if m.ProxyConnections == nil {
 		m.ProxyConnections = def.ProxyConnections

@@ -62,6 +62,9 @@ type sandboxDoc struct {
 	Changeset        *string  `toml:"changeset"`
 	ChangesetPaths   []string `toml:"changeset_paths"`
 	ProxyConnections any      `toml:"proxy_connections"` // a number, or "none"
+	HostPorts        []any    `toml:"host_ports"`        // numbers, or "PORT/tcp"
+	Publish          []string `toml:"publish"`
+	PublishAny       *bool    `toml:"publish_any"`
 
 	Limits          *limitsDoc `toml:"limits"`
 	Scope           *string    `toml:"scope"`
@@ -150,6 +153,9 @@ var sandboxKeys = map[string]string{
 	"denied_domains":     "an array of strings",
 	"allowed_ips":        "an array of strings",
 	"proxy_connections":  "an integer or a string",
+	"host_ports":         "an array of integers or strings",
+	"publish":            "an array of strings",
+	"publish_any":        "a boolean",
 	"fallback":           "a string",
 	"env":                "an array of strings",
 	"allow_planting":     "an array of strings",

@@ -171,6 +171,9 @@ func (r *resolver) sandbox(key string, d *sandboxDoc) (Sandbox, error) {
 	if err := r.egress(key, d, &s); err != nil {
 		return Sandbox{}, err
 	}
+	if err := r.hostNet(key, d, &s); err != nil {
+		return Sandbox{}, err
+	}
 	if s.Limits, err = r.limits(key+".limits", d.Limits); err != nil {
 		return Sandbox{}, err
 	}
@@ -470,4 +473,37 @@ func (r *resolver) limits(key string, d *limitsDoc) (corral.Limits, error) {
 		}
 	}
 	return l, nil
+}
+
+// hostNet checks host_ports and publish, which need a network of the
+// sandbox's own: network = "none" or "allow".
+func (r *resolver) hostNet(key string, d *sandboxDoc, s *Sandbox) error {
+	own := s.Network == corral.NetworkNone || s.Network == corral.NetworkAllow
+	for i, v := range d.HostPorts {
+		k := fmt.Sprintf("%s.host_ports[%d]", key, i)
+		if !own {
+			return r.errorf(k, "needs network = %q or %q", corral.NetworkNone, corral.NetworkAllow)
+		}
+		n, err := corral.ParseHostPort(fmt.Sprint(v))
+		if err != nil {
+			return r.errorf(k, "%q: %v", fmt.Sprint(v), err)
+		}
+		s.HostPorts = append(s.HostPorts, n)
+	}
+	s.PublishAny = d.PublishAny != nil && *d.PublishAny
+	for i, e := range d.Publish {
+		k := fmt.Sprintf("%s.publish[%d]", key, i)
+		if !own {
+			return r.errorf(k, "needs network = %q or %q", corral.NetworkNone, corral.NetworkAllow)
+		}
+		host, _, err := corral.ParsePublish(e)
+		if err != nil {
+			return r.errorf(k, "%q: %v", e, err)
+		}
+		if !host.Addr().IsLoopback() && !s.PublishAny {
+			return r.errorf(k, "%q: host address %s is not loopback: other machines could reach the command's server; publish_any = true allows it", e, host.Addr())
+		}
+		s.Publish = append(s.Publish, e)
+	}
+	return nil
 }

@@ -194,3 +194,27 @@ func BenchmarkConcurrent64(b *testing.B) {
 		b.Run(bb.name, func(b *testing.B) { transfer(b, bb.dial, 64, 16<<20) })
 	}
 }
+
+// BenchmarkForward moves 1 GiB over one connection directly and through a
+// Forward, the relay of a sandbox's published ports and host ports
+// (accepted on one loopback socket, dialled on another, spliced).
+func BenchmarkForward(b *testing.B) {
+	b.Run("direct", func(b *testing.B) { transfer(b, directDial, 1, 1<<30) })
+	b.Run("forward", func(b *testing.B) {
+		f := NewForward()
+		b.Cleanup(func() { f.Close() })
+		ports := map[int]int{} // the source's port: the Forward's
+		dial := func(port int) (net.Conn, error) {
+			if _, ok := ports[port]; !ok {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					return nil, err
+				}
+				go f.Serve(l, func(net.Conn) (net.Conn, error) { return directDial(port) }, nil)
+				ports[port] = l.Addr().(*net.TCPAddr).Port
+			}
+			return directDial(ports[port])
+		}
+		transfer(b, dial, 1, 1<<30)
+	})
+}

@@ -28,6 +28,8 @@ func runRole(role string) int {
 		return runConnectProbe()
 	case "latemount":
 		return runLateMount()
+	case "serve":
+		return runServe()
 	}
 	fmt.Fprintf(os.Stderr, "unknown role %q\n", role)
 	return 2

@@ -141,6 +141,8 @@ func connectsKept(s *setup) *failure {
 // reports whether n was one.
 func (l *listener) serveNet(n seccomp.Notification) bool {
 	switch {
+	case l.connectOnly == nil && l.loopback && seccomp.IsConnect(n):
+		l.serveLoopback(n) // a network namespace of the sandbox's own
 	case l.connectOnly == nil:
 		return false
 	case n.Pid == l.initTid:

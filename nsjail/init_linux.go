@@ -121,6 +121,9 @@ func runInit() int {
 	// The caller holds the listeners now; none stays with the command.
 	closeFiles(s.listeners)
 	s.listeners = nil
+	if s.dialer != nil {
+		go serveDialer(s.dialer)
+	}
 	if err != nil {
 		return 125
 	}
@@ -212,12 +215,8 @@ func build(s *setup) *failure {
 			return failureOf(LayerNetNS, "lo", err)
 		}
 	}
-	if s.NetProxy {
-		l, err := proxyListeners()
-		if err != nil {
-			return failureOf(LayerNetNS, "127.0.0.1", err)
-		}
-		s.listeners = l
+	if f := netListeners(s); f != nil {
+		return f
 	}
 	if err := forbidNamespaces(s.guard != nil); err != nil {
 		return failureOf(LayerNSLimits, "/proc/sys/user", err)

@@ -41,6 +41,14 @@ type Options struct {
 	// (the proxy's on the host's loopback): the init makes each connection
 	// itself, and refuses the rest (see commandWatch).
 	ConnectOnly []netip.AddrPort
+	// HostPorts, with NetNone or NetProxy, are ports the init listens on
+	// at 127.0.0.1 and [::1] of the sandbox's namespace, handed to the
+	// caller with the proxy's listeners to serve (see hostports_linux.go).
+	HostPorts []uint16
+	// Publish, with NetNone or NetProxy, has the init hand the caller a
+	// dialer (see Dialer) as the last of the listeners, through which it
+	// reaches the command's servers on the sandbox's loopback.
+	Publish bool
 	// Overlays are writable roots (a changeset's: the workspace and any
 	// further writable directories it keeps) mounted as overlayfs so that
 	// writes land in an upper directory instead.
@@ -142,6 +150,9 @@ func New(o Options) (*Jail, error) {
 	if o.Bare && o.NetProxy {
 		return nil, &Error{Layer: LayerNetNS, Err: errors.New("proxy listeners need a network namespace")}
 	}
+	if (len(o.HostPorts) > 0 || o.Publish) && (o.Bare || !o.NetNone && !o.NetProxy) {
+		return nil, &Error{Layer: LayerNetNS, Err: errors.New("host ports and published ports need a network namespace")}
+	}
 	if len(o.ConnectOnly) > 0 && (!o.Bare || o.Landlock == nil || !o.Landlock.DenyTCP || len(o.Seccomp) == 0) {
 		return nil, &Error{Layer: LayerSeccomp, Err: errors.New("connections made by the init need a bare sandbox, Landlock refusing TCP and a seccomp filter")}
 	}
@@ -158,6 +169,7 @@ func New(o Options) (*Jail, error) {
 	j := &Jail{setup: setup{
 		Plan: mounts.Build(in), Paths: in, NetNone: o.NetNone, NetProxy: o.NetProxy && !o.Bare, Workspace: o.Workspace,
 		Landlock: o.Landlock, Seccomp: o.Seccomp, Bare: o.Bare, ConnectOnly: o.ConnectOnly,
+		HostPorts: o.HostPorts, Dialer: o.Publish,
 		NoGuard: testhook.Disabled(testhook.Guard), NoPtrace: testhook.Disabled(testhook.Ptrace),
 		Limits: o.Limits, PidsRlimit: o.PidsRlimit, PidsExact: o.PidsExact, MemoryCgroup: o.Cgroup != nil,
 	}, netNS: o.NetNone || o.NetProxy, bare: o.Bare, tempBase: o.TempBase, cgroup: o.Cgroup, limits: o.Limits}
@@ -238,9 +250,10 @@ type Command struct {
 	// ExtraFiles are placed at descriptors 3 and up in the command; no
 	// other descriptor of the caller reaches it.
 	ExtraFiles []*os.File
-	// Serve, with Options.NetProxy, is given the sandbox's listening
-	// sockets (the HTTP proxy's, then the SOCKS5 proxy's) right before the
-	// command starts, with Env. It serves them on duplicates (the sandbox
+	// Serve, with Options.NetProxy, HostPorts or Publish, is given the
+	// sandbox's listening sockets (the HTTP proxy's, then the SOCKS5
+	// proxy's, then the host ports' on 127.0.0.1 and [::1], then the
+	// dialer) right before the command starts, with Env. It serves them on duplicates (the sandbox
 	// closes its own when released) and returns the environment to start
 	// the command with, naming the ports, and a function called once the
 	// sandbox is released, which must end whatever it serves.
@@ -373,7 +386,7 @@ func (j *Jail) build() (*Process, error) {
 	}
 	files, err := p.setUp(&s, j.helper)
 	p.listeners = files
-	if err == nil && s.NetProxy && len(files) != 2 {
+	if err == nil && s.NetProxy && len(files) < 2 {
 		err = &Error{Layer: LayerNetNS, Err: fmt.Errorf("the init sent %d proxy listeners, want 2", len(files))}
 	}
 	if err != nil {

@@ -3,4 +3,4 @@
 package nsjail
 
 // protocolDigest is typesDigest(protocolTypes()...).
-const protocolDigest = "6e779e5ca1d11b2b"
+const protocolDigest = "740498b0fb6e9839"

@@ -31,7 +31,12 @@ type setup struct {
 	// ConnectOnly: the command's TCP connections are the init's to make,
 	// to these addresses only (Options.ConnectOnly).
 	ConnectOnly []netip.AddrPort `json:",omitempty"`
-	Workspace   string
+	// HostPorts: the init listens on these ports of the namespace's
+	// loopback and sends the sockets with Ready (Options.HostPorts);
+	// Dialer: it sends a dialer too (Options.Publish).
+	HostPorts []uint16 `json:",omitempty"`
+	Dialer    bool     `json:",omitempty"`
+	Workspace string
 	// Paths is what Plan was built from; the Landlock rules derive from the
 	// same lists.
 	Paths mounts.Input
@@ -73,6 +78,8 @@ type setup struct {
 	// listeners are the init's own: the proxy sockets, sent with Ready
 	// and then closed.
 	listeners []*os.File
+	// dialer is the init's end of the dialer (serveDialer).
+	dialer *os.File
 	// planting is the init's own: what it keeps, while the sandbox is
 	// built, to guard protected names once the command starts (package
 	// internal/guard).

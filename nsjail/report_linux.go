@@ -168,6 +168,8 @@ type listener struct {
 	// connectOnly, when set, are the only addresses the command's TCP
 	// connections may reach, made by the listener (see serveNet).
 	connectOnly []netip.AddrPort
+	// loopback: every connect stops here to be looked at (serveLoopback).
+	loopback bool
 	// reads and limit answer the calls stopped beyond the write calls
 	// (see serveAlso); nil when none are.
 	reads map[uint32]seccomp.ReadCall
@@ -394,6 +396,9 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 	if err == nil {
 		prog, err = withConnects(s, prog)
 	}
+	if err == nil && watchesLoopback(s, report) {
+		prog, err = withLoopbackWatch(prog)
+	}
 	if err != nil {
 		s.connectErr = err
 		return nil
@@ -433,6 +438,7 @@ func listen(s *setup, planted *guard.Session, policy []byte, report bool) *liste
 		l.create = create
 	}
 	l.connectOnly = s.ConnectOnly
+	l.loopback = watchesLoopback(s, report)
 	l.answer(s, w.Also)
 	go l.run()
 	return l

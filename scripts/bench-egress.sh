@@ -22,7 +22,7 @@ run() { (cd "$dir" && ./egress.test -test.run '^$' -test.bench "$@") >>"$dir/out
 # spreads over both sides of each comparison.
 for _ in $(seq "$count"); do
   run 'Setup' -test.benchtime "${setup_runs}x"
-  run 'Throughput|Concurrent64' -test.benchtime 1x -test.timeout 30m
+  run 'Throughput|Concurrent64|Forward' -test.benchtime 1x -test.timeout 30m
 done
 
 # metric NAME UNIT prints the median of a benchmark's metric over its runs.
@@ -38,12 +38,14 @@ printf '  %-34s %10s %10s %10s\n' "setup + 1-byte echo, p50 µs" \
   "$(metric Setup/direct p50-µs)" "$(metric Setup/connect p50-µs)" "$(metric Setup/socks5 p50-µs)"
 printf '  %-34s %10s %10s\n' "1 GiB, one connection, MB/s" "$(metric Throughput/direct MB/s)" "$(metric Throughput/connect MB/s)"
 printf '  %-34s %10s %10s\n' "  CPU ns per byte (whole process)" "$(metric Throughput/direct cpu-ns/B)" "$(metric Throughput/connect cpu-ns/B)"
+printf '  %-34s %10s %10s\n' "1 GiB, published port, MB/s" "$(metric Forward/direct MB/s)" "$(metric Forward/forward MB/s)"
 printf '  %-34s %10s %10s\n' "1 GiB, 64 connections, MB/s" "$(metric Concurrent64/direct MB/s)" "$(metric Concurrent64/connect MB/s)"
 printf '  %-34s %10s %10s\n' "  CPU ns per byte (whole process)" "$(metric Concurrent64/direct cpu-ns/B)" "$(metric Concurrent64/connect cpu-ns/B)"
 echo
 
 extra=$(calc "$(metric Setup/connect p50-µs) - $(metric Setup/direct p50-µs)")
 tput=$(calc "$(metric Throughput/connect MB/s) / $(metric Throughput/direct MB/s)")
+fwd=$(calc "$(metric Forward/forward MB/s) / $(metric Forward/direct MB/s)")
 cpu=$(calc "$(metric Concurrent64/connect cpu-ns/B) / $(metric Concurrent64/direct cpu-ns/B)")
 missed=0
 target() {
@@ -58,6 +60,7 @@ echo "targets (issue 14)"
 target "CONNECT setup p50 <= direct + 300 µs" "$extra" "<=" 300 "+$extra µs"
 target "1 GiB throughput >= 0.8x direct" "$tput" ">=" 0.8 "${tput}x"
 target "64 connections CPU per byte <= 1.5x direct" "$cpu" "<=" 1.5 "${cpu}x"
+target "published port throughput >= 0.7x direct" "$fwd" ">=" 0.7 "${fwd}x"
 echo
 echo "$missed missed"
 if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$missed" != 0 ]; then

@@ -90,6 +90,9 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.AllowedDomains = append(file.AllowedDomains, fromFlags.AllowedDomains...)
 	cfg.DeniedDomains = append(file.DeniedDomains, fromFlags.DeniedDomains...)
 	cfg.AllowedIPs = append(file.AllowedIPs, fromFlags.AllowedIPs...)
+	cfg.HostPorts = append(file.HostPorts, fromFlags.HostPorts...)
+	cfg.Publish = append(file.Publish, fromFlags.Publish...)
+	cfg.PublishAny = cfg.PublishAny || file.PublishAny
 	cfg.Binds = append(file.Binds, fromFlags.Binds...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)

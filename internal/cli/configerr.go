@@ -26,6 +26,8 @@ var configNames = map[string]struct{ flag, key string }{
 	"DeniedDomains":    {"--deny-domain", "denied_domains"},
 	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
 	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
+	"HostPorts":        {"--allow-host-port", "host_ports"},
+	"Publish":          {"--publish", "publish"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},
@@ -76,6 +78,8 @@ func (f *runFlags) configFailure(err error) *exitError {
 // the flag and the config file's key that say the same to the CLI's user.
 var libraryTerms = []struct{ lib, flag, key string }{
 	{`needs Network "allow"`, "needs --net allow", `needs network = "allow"`},
+	{`needs Network "none" or "allow": with "host"`, "needs --net none or allow: with --net host", `needs network = "none" or "allow": with network = "host"`},
+	{"PublishAny (--publish-any) allows it", "--publish-any allows it", "publish_any = true allows it"},
 	{"needs Changeset", "needs --changeset", "needs changeset"},
 	{"needs Mode enabled", "needs the sandbox", `needs mode = "enabled"`},
 	{"which Mode disables", "which the mode disables", "which mode disables"},
@@ -208,6 +212,10 @@ func (f *runFlags) fromFlags(ce *corral.ConfigError) bool {
 		given = f.denyDomain
 	case "AllowedIPs":
 		given = f.allowIP
+	case "Publish":
+		given = f.publish
+	case "HostPorts":
+		return slices.Contains(f.hostPorts, ce.Value) || slices.Contains(f.hostPorts, ce.Value+"/tcp")
 	}
 	if n, ok := strings.CutPrefix(configNames[ce.Field].flag, "--"); ok && strings.HasPrefix(ce.Field, "Limits.") {
 		return f.given(n)

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +46,11 @@ func TestRunNetworkAllowUsageErrors(t *testing.T) {
 		{"negative cap", []string{"run", "--net", "allow", "--proxy-connections", "-1", "--", "true"}, `--proxy-connections "-1": want a number above zero, or none`},
 		{"cap not a number", []string{"run", "--net", "allow", "--proxy-connections", "many", "--", "true"}, `--proxy-connections "many": want a number above zero, or none`},
 		{"bad cap in the file", []string{"run", "--config", capFile, "--", "true"}, `proxy_connections: "0": want a number above zero, or none`},
+		{"host port with --net host", []string{"run", "--allow-host-port", "11434", "--", "true"}, `--allow-host-port 11434: needs --net none or allow: with --net host the host's loopback is the command's own`},
+		{"UDP host port", []string{"run", "--net", "none", "--allow-host-port", "53/udp", "--", "true"}, `--allow-host-port "53/udp": UDP is not forwarded: host ports carry TCP only`},
+		{"publish with --net host", []string{"run", "--publish", "3000", "--", "true"}, `--publish 3000: needs --net none or allow`},
+		{"publish on every address", []string{"run", "--net", "none", "--publish", "0.0.0.0:3000", "--", "true"}, `--publish 0.0.0.0:3000: host address 0.0.0.0 is not loopback: other machines could reach the command's server; --publish-any allows it`},
+		{"bad publish", []string{"run", "--net", "none", "--publish", "x:3000", "--", "true"}, `--publish x:3000: host port "x": want a port from 1 to 65535`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := cli(t, ws, tc.args...)
@@ -151,4 +158,74 @@ func TestRunRulesNameWhatWasPassed(t *testing.T) {
 	_, stderr, code = cli(t, real, "run", "--hide", base, "--", "true")
 	assert.Equal(t, exitUsage, code, stderr)
 	assertOneLine(t, stderr, "contains the workspace "+real+" (the current directory)")
+}
+
+// A published host port another program holds fails the run with one
+// line naming it (exit 125); a free one is announced, marked, on stderr
+// once the command's server listens.
+func TestRunPublish(t *testing.T) {
+	sandboxtest.Require(t, corral.Config{Network: corral.NetworkNone})
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 serves inside: " + err.Error())
+	}
+	ws := workspace(t)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	port := strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	_, stderr, code := cli(t, ws, "run", "--net", "none", "--publish", port, "--", "true")
+	assert.Equal(t, 125, code, stderr)
+	assertOneLine(t, stderr, "publish 127.0.0.1:"+port+": the host's port is taken by another program")
+
+	held.Close()
+	script := `python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 8000))
+s.listen()
+c, _ = s.accept()
+c.sendall(b"hello from inside\n")
+'`
+	done := make(chan struct{})
+	var out, errOut string
+	go func() {
+		defer close(done)
+		out, errOut, code = cli(t, ws, "run", "--net", "none", "--publish", port+":8000", "--", "sh", "-c", script)
+	}()
+	var got []byte
+	for got == nil {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			got, _ = io.ReadAll(c)
+			c.Close()
+			if len(got) == 0 {
+				got = nil // reached before the server listened: the relay found nothing
+			}
+		}
+		select {
+		case <-done:
+			require.FailNow(t, "the command ended", "%s %s", out, errOut)
+		default:
+		}
+	}
+	<-done
+	assert.Equal(t, "hello from inside\n", string(got))
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "corral: published http://127.0.0.1:"+port+" (port 8000 inside)")
+}
+
+// corral profile shows the host ports and published ports, from the flags
+// and from --config's agent alike.
+func TestProfileShowsHostPorts(t *testing.T) {
+	ws := workspace(t)
+	file := filepath.Join(ws, "agents.toml")
+	require.NoError(t, os.WriteFile(file, []byte("[[agents]]\nid = \"a\"\n[agents.sandbox]\nnetwork = \"none\"\nhost_ports = [11434]\npublish = [\"8080:3000\"]\n"), 0o644))
+	for _, args := range [][]string{
+		{"profile", "--platform", "linux", "--net", "none", "--allow-host-port", "11434", "--publish", "8080:3000"},
+		{"profile", "--platform", "linux", "--config", file, "--agent", "a"},
+	} {
+		out, stderr, code := cli(t, ws, args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out, "host ports (localhost:PORT reaches the host's loopback, TCP only): 11434", args)
+		assert.Contains(t, out, "published: http://127.0.0.1:8080 on the host reaches port 3000 inside, while the command runs", args)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -244,6 +245,7 @@ func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
 	case corral.NetworkAllow:
 	case corral.NetworkNone:
 		fmt.Fprintf(w, "%snetwork: none (loopback only)\n", prefix)
+		printHostNet(w, prefix, cfg)
 		return
 	default:
 		fmt.Fprintf(w, "%snetwork: host (the host's network, unfiltered)\n", prefix)
@@ -264,5 +266,27 @@ func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
 		fmt.Fprintf(w, "%s  connections through the proxy: at most %d open at once, more are refused\n", prefix, n)
 	} else if n == corral.NoLimit {
 		fmt.Fprintf(w, "%s  connections through the proxy: no limit\n", prefix)
+	}
+	printHostNet(w, prefix, cfg)
+}
+
+// printHostNet prints the host ports and published ports of a network of
+// the sandbox's own.
+func printHostNet(w io.Writer, prefix string, cfg corral.Config) {
+	ports := make([]string, len(cfg.HostPorts))
+	for i, p := range cfg.HostPorts {
+		ports[i] = strconv.Itoa(p)
+	}
+	if len(ports) == 0 {
+		fmt.Fprintf(w, "%s  host ports: none (localhost is the sandbox's own loopback)\n", prefix)
+	} else {
+		fmt.Fprintf(w, "%s  host ports (localhost:PORT reaches the host's loopback, TCP only): %s\n", prefix, strings.Join(ports, ", "))
+	}
+	for _, e := range cfg.Publish {
+		host, port, err := corral.ParsePublish(e)
+		if err != nil {
+			continue // New refuses it
+		}
+		fmt.Fprintf(w, "%s  published: http://%s on the host reaches port %d inside, while the command runs\n", prefix, host, port)
 	}
 }

@@ -32,10 +32,15 @@ type runFlags struct {
 	allowDomain []string
 	denyDomain  []string
 	allowIP     []string
-	cwd         string
-	env         []string
-	timeout     time.Duration
-	changeset   string
+	// hostPorts (--allow-host-port), publish and publishAny: the narrow
+	// ways between the sandbox's loopback and the host's.
+	hostPorts  []string
+	publish    []string
+	publishAny bool
+	cwd        string
+	env        []string
+	timeout    time.Duration
+	changeset  string
 	// changesetWritable are writable paths whose writes go to the changeset.
 	changesetWritable []string
 	review            bool // run only: profile takes it so that command lines carry over
@@ -83,6 +88,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowDomain, "allow-domain", nil, "with --net allow, let the command reach `NAME[:PORT]` (example.com, *.example.com; repeatable)")
 	fl.StringArrayVar(&f.denyDomain, "deny-domain", nil, "with --net allow, refuse `NAME[:PORT]` even when allowed (repeatable)")
 	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private, loopback and other special-purpose ranges and the host's own addresses are refused otherwise; 127.0.0.1/32 opens every service on the host's loopback; repeatable)")
+	fl.StringArrayVar(&f.hostPorts, "allow-host-port", nil, "with --net none or allow, let localhost:`PORT[/tcp]` inside reach the host's loopback service on PORT, and no other host port (repeatable)")
+	fl.StringArrayVar(&f.publish, "publish", nil, "with --net none or allow, while the command runs, let the host's `[HOSTADDR:]HOSTPORT[:PORT]` (127.0.0.1 unless given) reach the command's server on PORT inside (repeatable)")
+	fl.BoolVar(&f.publishAny, "publish-any", false, "let --publish listen on a host address other than loopback, where other machines may reach the command's server")
 	fl.StringVar(&f.proxyConns, "proxy-connections", "",
 		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
@@ -139,6 +147,11 @@ func (f *runFlags) validate() error {
 		}
 		f.proxyConnections = n
 	}
+	for _, p := range f.hostPorts {
+		if _, err := corral.ParseHostPort(p); err != nil {
+			return usageError("--allow-host-port %q: %v", p, err)
+		}
+	}
 	if err := f.readLimits(); err != nil {
 		return err
 	}
@@ -175,6 +188,17 @@ func (f *runFlags) validatePaths() error {
 	return nil
 }
 
+// hostPortNumbers are --allow-host-port's ports, which validate checked.
+func (f *runFlags) hostPortNumbers() []int {
+	var out []int
+	for _, p := range f.hostPorts {
+		if n, err := corral.ParseHostPort(p); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // config turns the flags into a corral.Config.
 func (f *runFlags) config() (corral.Config, error) {
 	ws := f.workspace
@@ -198,6 +222,9 @@ func (f *runFlags) config() (corral.Config, error) {
 		DeniedDomains:    f.denyDomain,
 		AllowedIPs:       f.allowIP,
 		ProxyConnections: f.proxyConnections,
+		HostPorts:        f.hostPortNumbers(),
+		Publish:          f.publish,
+		PublishAny:       f.publishAny,
 		Env:              f.env,
 		Changeset:        f.changeset,
 		ChangesetPaths:   f.changesetWritable,
