@@ -132,6 +132,11 @@ type Config struct {
 	// connections open through the proxy at once"). 0 takes
 	// DefaultProxyConnections; NoLimit sets none. Needs NetworkAllow.
 	ProxyConnections int
+	// Secrets are credentials commands use without holding them: each
+	// command's variable holds a placeholder and the proxy adds the value
+	// to requests to the secret's domains (see [Secret]). Needs
+	// NetworkAllow.
+	Secrets []Secret
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
 	// look like secrets). The default environment also carries the proxy
@@ -301,6 +306,9 @@ type spec struct {
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
 	DefaultHidden []string
 	Policy        []string
+
+	// Secrets are Config.Secrets with their values and placeholders, or nil.
+	Secrets *secretPolicy
 }
 
 // defaultAhead is how many sandboxes are kept built ahead by default.
@@ -348,6 +356,9 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolveEgress(c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveSecrets(c); err != nil {
 		return nil, err
 	}
 	var err error

@@ -91,6 +91,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.DeniedDomains = append(file.DeniedDomains, fromFlags.DeniedDomains...)
 	cfg.AllowedIPs = append(file.AllowedIPs, fromFlags.AllowedIPs...)
 	cfg.Binds = append(file.Binds, fromFlags.Binds...)
+	cfg.Secrets = append(file.Secrets, fromFlags.Secrets...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return f.applyAgent(doc, agent, cfg)

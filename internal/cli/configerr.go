@@ -26,6 +26,7 @@ var configNames = map[string]struct{ flag, key string }{
 	"DeniedDomains":    {"--deny-domain", "denied_domains"},
 	"AllowedIPs":       {"--allow-ip", "allowed_ips"},
 	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
+	"Secrets":          {"--secret", "secrets"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},

@@ -265,4 +265,5 @@ func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
 	} else if n == corral.NoLimit {
 		fmt.Fprintf(w, "%s  connections through the proxy: no limit\n", prefix)
 	}
+	printSecrets(w, prefix, cfg.Secrets)
 }

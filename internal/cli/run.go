@@ -43,6 +43,9 @@ type runFlags struct {
 	// validate read from it (0: the default).
 	proxyConns       string
 	proxyConnections int
+	// secret is --secret as given; secrets what validate read from it.
+	secret  []string
+	secrets []corral.Secret
 
 	fallback  string
 	unixSocks bool
@@ -85,6 +88,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.allowIP, "allow-ip", nil, "with --net allow, let allowed names resolve into, and IP literals name, the range `CIDR` (private, loopback and other special-purpose ranges and the host's own addresses are refused otherwise; 127.0.0.1/32 opens every service on the host's loopback; repeatable)")
 	fl.StringVar(&f.proxyConns, "proxy-connections", "",
 		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
+	fl.StringArrayVar(&f.secret, "secret", nil, "with --net allow, give the command a placeholder in the variable NAME and have the proxy add NAME's value (from your environment) to its requests to DOMAIN only: `NAME@DOMAIN[,DOMAIN...]` (repeatable; see 'corral profile')")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
@@ -140,6 +144,10 @@ func (f *runFlags) validate() error {
 		f.proxyConnections = n
 	}
 	if err := f.readLimits(); err != nil {
+		return err
+	}
+	var err error
+	if f.secrets, err = parseSecrets(f.secret); err != nil {
 		return err
 	}
 	return f.validatePaths()
@@ -198,6 +206,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		DeniedDomains:    f.denyDomain,
 		AllowedIPs:       f.allowIP,
 		ProxyConnections: f.proxyConnections,
+		Secrets:          f.secrets,
 		Env:              f.env,
 		Changeset:        f.changeset,
 		ChangesetPaths:   f.changesetWritable,
