@@ -339,3 +339,19 @@ if (major >= 24) {
 		assert.True(t, s.gitAuthorized, "the server got the value as Basic authorization's password")
 	})
 }
+
+// On the landlock rung the proxy is the sandbox's one on the host's
+// loopback, and the bundle lies at its host path, read-only to the
+// command by Landlock: the same secret, the same outcome.
+func TestSecretLandlockRung(t *testing.T) {
+	requireTool(t, "curl")
+	s := newSecretScene(t)
+	sb, _ := rungSandbox(t, corral.RungLandlock, s.config())
+	ph := sb.Secrets()[0].Placeholder
+	r := s.run(sb, fmt.Sprintf(`printf '%%s\n' "$CORRAL_TEST_TOKEN"; curl -sS --max-time 20 -H "Authorization: Bearer $CORRAL_TEST_TOKEN" https://secret.test:%d/; echo x >> "$SSL_CERT_FILE" || echo bundle read-only`, s.tls))
+	assert.Equal(t, ph+"\nserver saw auth=Bearer "+ph+"\nbundle read-only\n", r.stdout, r.String())
+	seen := s.seen()
+	require.NotEmpty(t, seen)
+	assert.Contains(t, seen[len(seen)-1], `auth="Bearer `+s.value+`"`)
+	assert.NotContains(t, r.stdout+r.stderr, s.value)
+}
