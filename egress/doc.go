@@ -150,8 +150,8 @@
 // the host's bundle). A server that fails verification is refused, and
 // no answer or report holds a value. A placeholder in a request the proxy
 // reads that goes to another destination goes out as it is, and is told
-// to SecretOptions.OnExposure. Connections through SOCKS5 are tunnels
-// whatever their destination.
+// to SecretOptions.OnExposure. A SOCKS5 CONNECT to such a domain is
+// served the same way.
 //
 // # Limitations
 //

@@ -112,6 +112,17 @@ func (p *Proxy) interceptCONNECT(w http.ResponseWriter, t target) {
 	p.intercept(client, early, t)
 }
 
+// socksSecret reports whether a SOCKS5 request asks for an allowed
+// destination that carries a secret, which the proxy then serves itself as
+// it does a CONNECT.
+func (p *Proxy) socksSecret(req socksRequest) (target, bool) {
+	if p.secrets == nil || req.cmd != socksConnect {
+		return target{}, false
+	}
+	t, ref := p.rules.Load().authorize(req.host, req.port, "socks5")
+	return t, ref == nil && p.secrets.bound(t)
+}
+
 // intercept serves the requests of a client connection to t: TLS when the
 // client starts a TLS handshake, else plain HTTP; HTTP/2 when the client
 // offers it, else HTTP/1.1.

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -293,3 +294,20 @@ func (c *chunked) Read(b []byte) (int, error) {
 }
 
 var _ net.Conn = (*bufConn)(nil)
+
+func TestSecretThroughSOCKS5(t *testing.T) {
+	var exposures []Exposure
+	srv, got := recordingServer(t, true, false)
+	r, ca, ph := secretProxy(t, serverPool(srv), &exposures)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM())
+	c := &http.Client{Transport: &http.Transport{
+		DialContext:     func(_ context.Context, _, addr string) (net.Conn, error) { return r.socksDial(addr) },
+		TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest("GET", fmt.Sprintf("https://example.com:%d/", port(t, srv)), nil)
+	req.Header.Set("Authorization", "Bearer "+ph)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, "auth=Bearer "+ph+" proto=HTTP/1.1", readBody(t, resp))
+	assert.Contains(t, got.last(), "Bearer "+testValue)
+}
