@@ -41,6 +41,11 @@ type SecretInfo struct {
 	Placeholder string
 }
 
+// RulePlaceholder starts the Rule of a ViolationNetwork that is no
+// refusal: a request went, as it was, with a secret's placeholder to a
+// destination the secret is not added for.
+const RulePlaceholder = "the placeholder of secret "
+
 // caVars are the variables that point tools at a CA bundle: with secrets,
 // each names the sandbox's bundle (the host's roots and the sandbox's CA).
 var caVars = []string{
@@ -199,7 +204,7 @@ func (p *secretPolicy) options(refused func(Violation)) *egress.SecretOptions {
 		Secrets: p.list, CA: p.ca, Roots: p.roots,
 		OnExposure: func(e egress.Exposure) {
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(e.Host, strconv.Itoa(e.Port)),
-				Rule: "carried the placeholder of secret " + e.Name + ", which is added only for " + strings.Join(p.domains(e.Name), ", ") + ": sent as it is", Count: 1})
+				Rule: RulePlaceholder + e.Name + ", as it is: the value is added only for " + strings.Join(p.domains(e.Name), ", "), Count: 1})
 		},
 	}
 }

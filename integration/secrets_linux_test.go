@@ -258,7 +258,7 @@ func TestSecretCurlHTTPAndHTTPS(t *testing.T) {
 		}
 		// Plain HTTP is read by the proxy: the placeholder going elsewhere
 		// is reported. (Through a tunnel it is not seen.)
-		assert.Contains(t, strings.Join(logs.all(), "\n"), "carried the placeholder of secret CORRAL_TEST_TOKEN", "%q", logs.all())
+		assert.Contains(t, strings.Join(logs.all(), "\n"), fmt.Sprintf("corral: sent to other.test:%d (the placeholder of secret CORRAL_TEST_TOKEN, as it is: the value is added only for secret.test)", s.plain), "%q", logs.all())
 		assert.NotContains(t, strings.Join(logs.all(), "\n"), s.value)
 	})
 	t.Run("a server whose certificate does not verify is refused", func(t *testing.T) {
