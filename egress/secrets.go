@@ -273,12 +273,7 @@ func (r *replacer) fill() {
 	n, err := r.src.Read(buf[:])
 	r.in = append(r.in, buf[:n]...)
 	if err != nil {
-		r.eof = true
-		if err != io.EOF {
-			r.err = err
-		} else {
-			r.err = io.EOF
-		}
+		r.eof, r.err = true, err
 	}
 	done := r.in
 	keep := []byte(nil)
