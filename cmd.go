@@ -140,9 +140,9 @@ func (c *Cmd) Environ() []string {
 		return nil
 	}
 	if c.Env != nil {
-		return c.sb.filterEnv(c.Env)
+		return c.sb.spec.Secrets.env(c.sb.filterEnv(c.Env))
 	}
-	return append([]string(nil), c.sb.env...)
+	return c.sb.spec.Secrets.env(append([]string(nil), c.sb.env...))
 }
 
 // Start starts the command and returns without waiting for it.

@@ -147,6 +147,11 @@ type Config struct {
 	// PublishAny lets Publish listen on a host address other than
 	// loopback, where other machines may reach the command's server.
 	PublishAny bool
+	// Secrets are credentials commands use without holding them: each
+	// command's variable holds a placeholder and the proxy adds the value
+	// to requests to the secret's domains (see [Secret]). Needs
+	// NetworkAllow.
+	Secrets []Secret
 	// Env adds variables to the default environment: "KEY=VALUE" sets a value,
 	// a bare "KEY" copies the caller's value (explicitly, even for names that
 	// look like secrets). The default environment also carries the proxy
@@ -319,6 +324,9 @@ type spec struct {
 	// listed in Hidden; Policy the canonical PolicyFiles, also in ReadOnly.
 	DefaultHidden []string
 	Policy        []string
+
+	// Secrets are Config.Secrets with their values and placeholders, or nil.
+	Secrets *secretPolicy
 }
 
 // defaultAhead is how many sandboxes are kept built ahead by default.
@@ -369,6 +377,9 @@ func (c Config) resolve() (*spec, error) {
 		return nil, err
 	}
 	if err := s.resolveHostNet(c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveSecrets(c); err != nil {
 		return nil, err
 	}
 	var err error

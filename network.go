@@ -35,6 +35,8 @@ type egressPolicy struct {
 	// logf is Config.Logf: where a destination the proxy could not reach
 	// is told, since an HTTPS client shows nothing of the proxy's answer.
 	logf func(format string, args ...any)
+	// secrets are the sandbox's secrets (secrets.go), or nil.
+	secrets *secretPolicy
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -190,6 +192,7 @@ func (e *egressPolicy) proxy(refused func(Violation), credential string) (p *egr
 			refused(Violation{Kind: ViolationNetwork, Target: net.JoinHostPort(r.Host, strconv.Itoa(r.Port)), Rule: r.Reason, Count: 1})
 		},
 		OnUnreachable: e.unreachable(),
+		Secrets:       e.secrets.options(refused),
 	})
 	if err != nil {
 		return nil, nil, err

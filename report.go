@@ -22,7 +22,9 @@ const (
 	// ViolationPlant is a write under a protected name (see
 	// [ProtectedNames]) that did not reach the host.
 	ViolationPlant ViolationKind = "plant"
-	// ViolationNetwork is a refused network destination.
+	// ViolationNetwork is a refused network destination, or one a
+	// secret's placeholder went to as it is (Rule starts with
+	// RulePlaceholder).
 	ViolationNetwork ViolationKind = "network"
 	// ViolationSyscall is a system call the filter refused.
 	ViolationSyscall ViolationKind = "syscall"

@@ -55,9 +55,16 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		s.refused = sb.recordViolation
 	}
+	if s.Secrets != nil {
+		if err := s.Secrets.prepare(s); err != nil {
+			return nil, err
+		}
+	}
 	if sb.backend, err = newBackend(s); err != nil {
+		s.Secrets.cleanup()
 		return nil, err
 	}
+	runtime.AddCleanup(sb, func(p *secretPolicy) { p.cleanup() }, s.Secrets)
 	// Sandboxes kept ready for commands are released with the Sandbox even
 	// when nobody calls Close.
 	runtime.AddCleanup(sb, func(b backend) { b.close() }, sb.backend)
@@ -92,7 +99,10 @@ func (sb *Sandbox) NoWorkspace() bool { return sb.spec.NoWorkspace }
 // Commands already running are not affected, except that with
 // NetworkAllow on the landlock and seatbelt rungs, where the proxy the
 // commands share listens on the host's loopback, that proxy stops.
-func (sb *Sandbox) Close() error { return sb.backend.close() }
+func (sb *Sandbox) Close() error {
+	defer sb.spec.Secrets.cleanup()
+	return sb.backend.close()
+}
 
 // Warm blocks until the sandboxes kept built ahead for commands are ready
 // (on Linux, Config.Ahead of them), or ctx is done. A sandbox a command took

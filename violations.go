@@ -1,6 +1,9 @@
 package corral
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // violationLog collects what a sandbox's shared proxy refused (the
 // landlock and seatbelt rungs), when no single command can be named:
@@ -42,6 +45,9 @@ func violationLine(v Violation) string {
 	what := "refused " + string(v.Kind)
 	if v.Kind == ViolationNetwork {
 		what = "blocked"
+		if strings.HasPrefix(v.Rule, RulePlaceholder) {
+			what = "sent to" // no refusal: the request went, as it was
+		}
 	}
 	line := "corral: " + what + " " + v.Target + " (" + v.Rule + ")"
 	if a := v.Allows(); a != "" {

@@ -141,6 +141,9 @@ type Sandbox struct {
 	// Zones are the zones the agent declares (zones = [{ name, mode }]),
 	// checked against the file's Zones; none means no file access.
 	Zones []zones.Decl
+	// Secrets are credentials the commands use without holding them
+	// (corral.Config.Secrets), each value read when the file was.
+	Secrets []Secret `json:",omitempty"`
 }
 
 // Fallback says what happens when the host cannot give the sandbox that
@@ -263,6 +266,7 @@ func (s Sandbox) CorralConfig() corral.Config {
 		Binds:            slices.Clone(s.Binds),
 
 		RealPathsFallback: s.RealPathsFallback,
+		Secrets:           corralSecrets(s.Secrets),
 	}
 }
 

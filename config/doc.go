@@ -36,6 +36,9 @@
 //	binds = [{source = "/srv/data", dest = "/data", read_only = true}] # shown at another path
 //	real_paths_fallback = false # true: without a mount namespace (landlock rung), show
 //	                            # the workspace and binds at their host paths instead of failing
+//	secrets = [{ name = "GITHUB_TOKEN", domains = ["api.github.com"], from = "env:GITHUB_TOKEN" }]
+//	                            # network = "allow": commands hold a placeholder, the proxy adds
+//	                            # the value for these domains; from "env:VAR" (default) or "file:/path"
 //
 //	[agents.tools]              # which tools the agent is offered (see [Tools])
 //	allow = ["*_file", "shell"] # '*' matches any run of characters; empty: all
@@ -76,7 +79,7 @@
 // agent, a key its table sets wins over the default table's, which wins
 // over the built-in default; env and the path lists (writable_paths,
 // read_only_paths, hidden_paths, reveal, changeset_paths, allow_planting,
-// protect, bootstrap_files, binds) are the default table's followed by the agent's;
+// protect, bootstrap_files, binds, secrets) are the default table's followed by the agent's;
 // zones, a declaration, is replaced whole by an agent's own list, even an
 // empty one. An error in [defaults.sandbox] names its own key and line.
 //

@@ -55,6 +55,9 @@ func mergeSandbox(def, agent *sandboxDoc) *sandboxDoc {
 	if def.Binds != nil {
 		m.Binds = slices.Concat(def.Binds, m.Binds)
 	}
+	if def.Secrets != nil {
+		m.Secrets = slices.Concat(def.Secrets, m.Secrets)
+	}
 	if m.Zones == nil {
 		m.Zones = def.Zones // a declaration is replaced whole, never merged
 	}

@@ -79,6 +79,8 @@ type sandboxDoc struct {
 	RealPaths       *bool      `toml:"real_paths_fallback"`
 
 	Zones []declDoc `toml:"zones"`
+
+	Secrets []secretDoc `toml:"secrets"`
 }
 
 // limitsDoc is [agents.sandbox.limits]: each value as the CLI's flag takes
@@ -119,9 +121,11 @@ var schema = func() map[string]string {
 		"agents[].tools.allow":  "an array of strings",
 		"agents[].tools.deny":   "an array of strings",
 	}
-	for k, v := range sandboxKeys {
-		m["agents[].sandbox."+k] = v
-		m["defaults.sandbox."+k] = v
+	for _, keys := range []map[string]string{sandboxKeys, secretKeys} {
+		for k, v := range keys {
+			m["agents[].sandbox."+k] = v
+			m["defaults.sandbox."+k] = v
+		}
 	}
 	for k, v := range zoneKeys {
 		m[k] = v

@@ -215,6 +215,9 @@ func (r *resolver) runtime(key string, d *sandboxDoc, s *Sandbox) (err error) {
 	if s.Binds, err = r.binds(key+".binds", d.Binds); err != nil {
 		return err
 	}
+	if s.Secrets, err = r.secrets(key+".secrets", d.Secrets); err != nil {
+		return err
+	}
 	if s.PruneIdle, err = r.duration(key+".prune_idle", d.PruneIdle, s.PruneIdle); err != nil {
 		return err
 	}

@@ -134,12 +134,32 @@
 // [Proxy.Close] closes every listener and connection and returns when
 // every goroutine the proxy started has ended.
 //
+// # Secrets
+//
+// With [Options.Secrets], the proxy adds credentials the command never
+// holds: the command has each [Secret]'s Placeholder ([NewPlaceholder]),
+// and in requests to the secret's Domains the proxy writes Value in its
+// place, in the headers (Basic authorization's password too) and the
+// query, and the body when Body says so; in the responses it puts the
+// placeholder back for the value. A CONNECT to such a domain is not a
+// tunnel: the proxy terminates TLS with a certificate its [CA] signs
+// (made in memory; the command trusts it through [CA.Bundle]), serves
+// HTTP/2 or HTTP/1.1 as the client offers (WebSocket upgrades included),
+// and sends each request over its own connection, verified against
+// SecretOptions.Roots ([CallerRoots]: the caller's SSL_CERT_FILE, else
+// the host's bundle). A server that fails verification is refused, and
+// no answer or report holds a value. A placeholder in a request the proxy
+// reads that goes to another destination goes out as it is, and is told
+// to SecretOptions.OnExposure. A SOCKS5 CONNECT to such a domain is
+// served the same way.
+//
 // # Limitations
 //
 //   - Only TCP. A command that needs UDP (DNS, QUIC) outside the sandbox
 //     gets nothing; names are resolved by the proxy, through SOCKS5's
 //     remote resolution or the HTTP proxy.
-//   - The proxy does not look inside TLS: an allowed name is reached for
+//   - The proxy does not look inside TLS, but for the destinations of
+//     Secrets: an allowed name is reached for
 //     whatever is sent over it (domain fronting through a CDN that serves
 //     an allowed name is not stopped), and plain HTTP requests are
 //     forwarded, not inspected beyond their host.

@@ -46,6 +46,10 @@ func (p *Proxy) serveCONNECT(w http.ResponseWriter, r *http.Request) {
 		p.refuseCONNECT(w, *ref)
 		return
 	}
+	if p.secrets.bound(t) {
+		p.interceptCONNECT(w, t)
+		return
+	}
 	l, err := p.connect(r.Context(), rules, t, "http")
 	var re *refusalError
 	switch {
@@ -126,6 +130,13 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	}
 	// The transport dials what the URL names: the checked form.
 	r.URL.Host = t.hostPort()
+	if p.secrets != nil {
+		p.secrets.apply(r, t)
+		if p.secrets.bound(t) {
+			p.secretFwd.ServeHTTP(w, r)
+			return
+		}
+	}
 	p.fwd.ServeHTTP(w, r)
 }
 

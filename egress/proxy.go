@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // Options configures a Proxy.
@@ -55,6 +57,10 @@ type Options struct {
 	// the package doc). 0 takes DefaultMaxConns; a negative value sets no
 	// cap.
 	MaxConns int
+	// Secrets, when set, has the proxy add credentials the command never
+	// holds to its requests to some destinations (see Secrets in the
+	// package doc).
+	Secrets *SecretOptions
 }
 
 // Proxy serves the HTTP and SOCKS5 proxies on listeners it is given.
@@ -70,6 +76,12 @@ type Proxy struct {
 	// credential every client must give, or "" (Options.Credential).
 	credential string
 	maxConns   int // 0: no cap
+
+	// secrets, h2 and secretFwd serve the destinations that carry a
+	// secret (secrets.go, mitm.go); nil without secrets.
+	secrets   *secretSet
+	h2        *http2.Server
+	secretFwd http.Handler
 
 	ctx    context.Context // cancelled by Close: ends lookups and dials
 	cancel context.CancelFunc
@@ -127,6 +139,16 @@ func New(o Options) (*Proxy, error) {
 	p.rules.Store(o.Rules)
 	p.trans = p.newTransport()
 	p.fwd = p.forwarder()
+	if p.secrets, err = newSecretSet(o.Secrets); err != nil {
+		cancel()
+		return nil, err
+	}
+	if p.secrets != nil {
+		if err := p.setupSecrets(o.Secrets); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	p.http = &http.Server{
 		Handler:           http.HandlerFunc(p.serveHTTP),
 		ReadHeaderTimeout: handshakeTimeout,

@@ -59,6 +59,15 @@ func (p *Proxy) serveSOCKS5(c net.Conn) {
 		p.hangUp(c)
 		return
 	}
+	if t, ok := p.socksSecret(req); ok {
+		if socksAnswer(c, replySucceeded) != nil {
+			p.closeConn(c)
+			return
+		}
+		c.SetDeadline(time.Time{})
+		p.intercept(c, nil, t)
+		return
+	}
 	l, code := p.socksConnect(c, req)
 	if code != replySucceeded {
 		socksAnswer(c, code)

@@ -54,6 +54,8 @@
 //   - discord: bot tokens, base64 user id . timestamp . HMAC
 //   - telegram: bot tokens, id:A…, also inside api.telegram.org/bot… URLs
 //   - brave: BSA…
+//   - known: with [ScanKnown], the value of a [Known] secret the caller
+//     holds, whatever its shape; its placeholder is never found
 //
 // Each is looked for in the plain text and in these layers, each undone
 // once ([Encoding] names them):

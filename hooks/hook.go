@@ -51,18 +51,22 @@ type Hook interface {
 // LeakGuard is the Hook that stops secrets from leaving: a secret in a
 // call's arguments skips the call, one in its output ends the run. The
 // zero value is ready to use and safe for concurrent use.
-type LeakGuard struct{}
+type LeakGuard struct {
+	// Known are secrets the caller holds (see ScanKnown): their values
+	// are found whatever their shape, their placeholders never.
+	Known []Known
+}
 
 var _ Hook = LeakGuard{}
 
 // BeforeToolCall returns Skip when args hold a secret.
-func (LeakGuard) BeforeToolCall(name string, args []byte) Decision {
-	return decide(Skip, name, Scan(args), "tool call %q skipped: its arguments contain %s")
+func (g LeakGuard) BeforeToolCall(name string, args []byte) Decision {
+	return decide(Skip, name, ScanKnown(args, g.Known), "tool call %q skipped: its arguments contain %s")
 }
 
 // AfterToolResult returns Terminate when output holds a secret.
-func (LeakGuard) AfterToolResult(name string, output []byte) Decision {
-	return decide(Terminate, name, Scan(output), "run terminated after tool %q: its output contains %s")
+func (g LeakGuard) AfterToolResult(name string, output []byte) Decision {
+	return decide(Terminate, name, ScanKnown(output, g.Known), "run terminated after tool %q: its output contains %s")
 }
 
 func decide(a Action, tool string, found []Finding, format string) Decision {

@@ -35,6 +35,10 @@ type Options struct {
 	Changeset string
 	// Version is reported to clients as the server's version.
 	Version string
+	// Secrets are the values of the sandbox's corral.Config.Secrets: the
+	// leak guard finds them in any shape, and leaves the sandbox's
+	// placeholders for them alone.
+	Secrets []corral.Secret
 }
 
 // Names of the tools a Server can offer.
@@ -97,7 +101,7 @@ func New(sb *corral.Sandbox, opts Options) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "corral", Title: "corral sandboxed tools", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
-	s.mcp.AddReceivingMiddleware(leakGuard)
+	s.mcp.AddReceivingMiddleware(leakGuard(known(sb, opts.Secrets)))
 	for _, t := range s.catalog() {
 		if !s.offers(t.name, opts) {
 			continue

@@ -22,6 +22,7 @@ run() { (cd "$dir" && ./egress.test -test.run '^$' -test.bench "$@") >>"$dir/out
 # spreads over both sides of each comparison.
 for _ in $(seq "$count"); do
   run 'Setup' -test.benchtime "${setup_runs}x"
+  run 'SecretRequest' -test.benchtime 500x
   run 'Throughput|Concurrent64|Forward' -test.benchtime 1x -test.timeout 30m
 done
 
@@ -41,12 +42,17 @@ printf '  %-34s %10s %10s\n' "  CPU ns per byte (whole process)" "$(metric Throu
 printf '  %-34s %10s %10s\n' "1 GiB, published port, MB/s" "$(metric Forward/direct MB/s)" "$(metric Forward/forward MB/s)"
 printf '  %-34s %10s %10s\n' "1 GiB, 64 connections, MB/s" "$(metric Concurrent64/direct MB/s)" "$(metric Concurrent64/connect MB/s)"
 printf '  %-34s %10s %10s\n' "  CPU ns per byte (whole process)" "$(metric Concurrent64/direct cpu-ns/B)" "$(metric Concurrent64/connect cpu-ns/B)"
+printf '  %-34s %10s %10s\n' "" tunnel terminated
+printf '  %-34s %10s %10s\n' "HTTPS request, new conn, p50 µs" "$(metric SecretRequest/tunnel/new p50-µs)" "$(metric SecretRequest/terminated/new p50-µs)"
+printf '  %-34s %10s %10s\n' "HTTPS request, reused, p50 µs" "$(metric SecretRequest/tunnel/reused p50-µs)" "$(metric SecretRequest/terminated/reused p50-µs)"
 echo
 
 extra=$(calc "$(metric Setup/connect p50-µs) - $(metric Setup/direct p50-µs)")
 tput=$(calc "$(metric Throughput/connect MB/s) / $(metric Throughput/direct MB/s)")
 fwd=$(calc "$(metric Forward/forward MB/s) / $(metric Forward/direct MB/s)")
 cpu=$(calc "$(metric Concurrent64/connect cpu-ns/B) / $(metric Concurrent64/direct cpu-ns/B)")
+mitm=$(calc "$(metric SecretRequest/terminated/new p50-µs) - $(metric SecretRequest/tunnel/new p50-µs)")
+mitmReused=$(calc "$(metric SecretRequest/terminated/reused p50-µs) - $(metric SecretRequest/tunnel/reused p50-µs)")
 missed=0
 target() {
   if awk "BEGIN { exit !($2 $3 $4) }"; then
@@ -56,11 +62,13 @@ target() {
     missed=$((missed + 1))
   fi
 }
-echo "targets (issue 14)"
+echo "targets"
 target "CONNECT setup p50 <= direct + 300 µs" "$extra" "<=" 300 "+$extra µs"
 target "1 GiB throughput >= 0.8x direct" "$tput" ">=" 0.8 "${tput}x"
 target "64 connections CPU per byte <= 1.5x direct" "$cpu" "<=" 1.5 "${cpu}x"
 target "published port throughput >= 0.7x direct" "$fwd" ">=" 0.7 "${fwd}x"
+target "secret, new connection: p50 <= tunnel + 1 ms" "$mitm" "<=" 1000 "+$mitm µs"
+target "secret, reused connection: p50 <= tunnel + 1 ms" "$mitmReused" "<=" 1000 "+$mitmReused µs"
 echo
 echo "$missed missed"
 if [ "${BENCH_STRICT:-0}" = 1 ] && [ "$missed" != 0 ]; then

@@ -94,6 +94,7 @@ func (f *runFlags) withConfigFile(fromFlags corral.Config) (corral.Config, error
 	cfg.Publish = append(file.Publish, fromFlags.Publish...)
 	cfg.PublishAny = cfg.PublishAny || file.PublishAny
 	cfg.Binds = append(file.Binds, fromFlags.Binds...)
+	cfg.Secrets = append(file.Secrets, fromFlags.Secrets...)
 	// The file stays read-only to every command it configures.
 	cfg.PolicyFiles = append(file.PolicyFiles, fromFlags.PolicyFiles...)
 	return f.applyAgent(doc, agent, cfg)

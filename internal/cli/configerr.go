@@ -28,6 +28,7 @@ var configNames = map[string]struct{ flag, key string }{
 	"ProxyConnections": {"--proxy-connections", "proxy_connections"},
 	"HostPorts":        {"--allow-host-port", "host_ports"},
 	"Publish":          {"--publish", "publish"},
+	"Secrets":          {"--secret", "secrets"},
 	"Fallback":         {"--fallback", "fallback"},
 	"Env":              {"--env", "env"},
 	"AllowPlanting":    {"", "allow_planting"},

@@ -121,6 +121,7 @@ func runMCP(ctx context.Context, f *runFlags, m *mcpFlags, serve Serve) error {
 		Zones:     src.zones,
 		Version:   versionString(),
 		HTTP:      addr,
+		Secrets:   src.secrets,
 	})
 }
 
@@ -150,6 +151,7 @@ type mcpSandbox struct {
 	changeset string
 	zones     *zones.Access // the agent's zones, or nil for the workspace
 	close     func()
+	secrets   []corral.Secret // for the leak guard
 }
 
 // flagSandbox builds the sandbox of the run flags over --config's agent,
@@ -180,7 +182,7 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 		return nil, f.configFailure(err)
 	}
 	return &mcpSandbox{sb: sb, policy: policy, readOnly: readOnly, changeset: cfg.Changeset,
-		zones: files, close: func() { sb.Close() }}, nil
+		zones: files, close: func() { sb.Close() }, secrets: cfg.Secrets}, nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

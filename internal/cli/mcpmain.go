@@ -30,6 +30,9 @@ type MCPServer struct {
 	// HTTP is the loopback address to serve the streamable HTTP transport
 	// on, or "" for stdio.
 	HTTP string
+	// Secrets are the sandbox's secrets, for the leak guard to know their
+	// values (mcpserver.Options.Secrets).
+	Secrets []corral.Secret
 }
 
 // Serve serves s until the client disconnects or ctx is done. An error made

@@ -90,6 +90,7 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 	return &mcpSandbox{
 		sb: s.Sandbox, policy: agentPolicy(a), readOnly: s.ReadOnlyWorkspace(),
 		changeset: a.Sandbox.Changeset, zones: s.Zones, close: func() { rt.Close() },
+		secrets: a.Sandbox.CorralConfig().Secrets,
 	}, nil
 }
 

@@ -268,6 +268,7 @@ func printNetwork(w io.Writer, prefix string, cfg corral.Config) {
 		fmt.Fprintf(w, "%s  connections through the proxy: no limit\n", prefix)
 	}
 	printHostNet(w, prefix, cfg)
+	printSecrets(w, prefix, cfg.Secrets)
 }
 
 // printHostNet prints the host ports and published ports of a network of

@@ -48,6 +48,9 @@ type runFlags struct {
 	// validate read from it (0: the default).
 	proxyConns       string
 	proxyConnections int
+	// secret is --secret as given; secrets what validate read from it.
+	secret  []string
+	secrets []corral.Secret
 
 	fallback  string
 	unixSocks bool
@@ -93,6 +96,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.publishAny, "publish-any", false, "let --publish listen on a host address other than loopback, where other machines may reach the command's server")
 	fl.StringVar(&f.proxyConns, "proxy-connections", "",
 		fmt.Sprintf("with --net allow, refuse connections through the proxy beyond `N` open at once (default %d; none for no limit)", corral.DefaultProxyConnections))
+	fl.StringArrayVar(&f.secret, "secret", nil, "with --net allow, give the command a placeholder in the variable NAME and have the proxy add NAME's value (from your environment) to its requests to DOMAIN only: `NAME@DOMAIN[,DOMAIN...]` (repeatable; see 'corral profile')")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory `DIR` inside the sandbox (default: the workspace)")
 	fl.StringArrayVar(&f.env, "env", nil, "set `KEY=VAL`, or pass the caller's KEY (repeatable)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the sandbox after `DUR` (e.g. 30s, 5m)")
@@ -153,6 +157,10 @@ func (f *runFlags) validate() error {
 		}
 	}
 	if err := f.readLimits(); err != nil {
+		return err
+	}
+	var err error
+	if f.secrets, err = parseSecrets(f.secret); err != nil {
 		return err
 	}
 	return f.validatePaths()
@@ -225,6 +233,7 @@ func (f *runFlags) config() (corral.Config, error) {
 		HostPorts:        f.hostPortNumbers(),
 		Publish:          f.publish,
 		PublishAny:       f.publishAny,
+		Secrets:          f.secrets,
 		Env:              f.env,
 		Changeset:        f.changeset,
 		ChangesetPaths:   f.changesetWritable,
