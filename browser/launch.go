@@ -257,4 +257,3 @@ func (t *tail) last() string {
 	}
 	return s
 }
-
