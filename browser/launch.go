@@ -84,6 +84,9 @@ func flags(extra []string) []string {
 		"--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--disable-default-apps", "--password-store=basic",
 		"--use-mock-keychain", "--mute-audio", "--hide-scrollbars",
+		"--disable-extensions", "--disable-client-side-phishing-detection",
+		"--disable-domain-reliability", "--disable-field-trial-config",
+		"--disable-features=Translate,MediaRouter,OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,AutofillServerCommunication",
 	}
 	return append(append(f, extra...), "about:blank")
 }

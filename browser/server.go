@@ -117,6 +117,9 @@ func (s *server) serveList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []listEntry{}
 	for _, t := range ts {
+		if t.Type == "browser" || t.Type == "browser_ui" || t.Type == "tab" {
+			continue // Chromium's own /json/list leaves them out too
+		}
 		out = append(out, s.entry(t))
 	}
 	writeJSON(w, out)
