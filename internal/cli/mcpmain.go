@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/corralhq/corral/browser"
 	"time"
 
 	"github.com/corralhq/corral"
@@ -30,6 +31,8 @@ type MCPServer struct {
 	// HTTP is the loopback address to serve the streamable HTTP transport
 	// on, or "" for stdio.
 	HTTP string
+	// Browser, when set (--browser), offers the browser tools.
+	Browser *browser.Lazy
 }
 
 // Serve serves s until the client disconnects or ctx is done. An error made

@@ -36,6 +36,7 @@ func Serve(ctx context.Context, s *cli.MCPServer) error {
 		Changeset: s.Changeset,
 		Files:     files,
 		Version:   s.Version,
+		Browser:   s.Browser,
 	})
 	if err != nil {
 		return cli.Exit(cli.ExitUsage, err.Error())
