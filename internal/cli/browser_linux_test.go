@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -147,4 +148,26 @@ func TestBrowserScopeReused(t *testing.T) {
 	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
 	assert.NoError(t, first.Wait())
 	assert.NoError(t, second.Wait(), stderr.String())
+}
+
+// `corral mcp --browser` offers the browser tools, which drive a sandboxed
+// browser: with --net allow by default, a page of a name no flag allows is
+// a network error.
+func TestMCPBrowser(t *testing.T) {
+	needsBrowser(t)
+	ws := workspace(t)
+	cs, eof := mcpClient(t, ws, "--workspace", ws, "--browser")
+	res, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.Subset(t, names, []string{"browser_navigate", "browser_snapshot", "browser_screenshot", "browser_click", "browser_type"})
+
+	got, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": "http://93.184.215.14/"}})
+	require.NoError(t, err)
+	assert.True(t, got.IsError)
+	assert.Contains(t, toolText(got), "net::ERR_")
+	require.NoError(t, eof())
 }
