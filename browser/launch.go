@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/internal/environ"
 )
 
 // Dirs of the browser inside the sandbox, under its /tmp: private, or the
@@ -132,7 +134,9 @@ func start(ctx context.Context, sb *corral.Sandbox, exe string, opts Options) (*
 		stderr = io.MultiWriter(log, opts.Stderr)
 	}
 	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script, "sh", exe}, flags(opts.Args)...)...)
-	c.Env = append(c.Environ(), "HOME="+Home)
+	// The sandbox's /tmp is the one temporary directory sure to be
+	// there: the caller's TMPDIR may name a path the sandbox hides.
+	c.Env = environ.Set(environ.Set(c.Environ(), "HOME="+Home), "TMPDIR=/tmp")
 	c.Stderr = stderr
 	c.ExtraFiles = []*os.File{toChrome, fromChrome}
 	err = c.Start()
@@ -154,11 +158,12 @@ func start(ctx context.Context, sb *corral.Sandbox, exe string, opts Options) (*
 		close(b.done)
 	}()
 	if err := b.serve(ctx, r, opts.Port); err != nil {
-		b.Close()
-		<-b.done
-		if b.err != nil {
+		if errors.Is(err, errClosed) {
+			<-b.done // it ended by itself: say how
+			b.Close()
 			return nil, fmt.Errorf("browser: Chromium ended at start (%v): %s", b.err, log.last())
 		}
+		b.Close()
 		return nil, err
 	}
 	return b, nil
