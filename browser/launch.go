@@ -17,16 +17,14 @@ import (
 	"sync"
 
 	"github.com/corralhq/corral"
-	"github.com/corralhq/corral/internal/environ"
 )
 
-// Dirs of the browser inside the sandbox, under its /tmp: private, or the
-// scope's when the caller keeps one (corral.Config.PersistTmp), so that a
-// scope's profile lasts from one browser to the next.
-const (
-	Home    = "/tmp/corral-browser/home"
-	Profile = "/tmp/corral-browser/profile"
-)
+// Dir is the browser's directory inside the sandbox, holding its home
+// and profile: under its /tmp, private, or the scope's when the caller
+// keeps one (corral.Config.PersistTmp), so that a scope's profile lasts
+// from one browser to the next. On a rung without a private /tmp it is
+// under the command's own temporary directory ($TMPDIR) instead.
+const Dir = "/tmp/corral-browser"
 
 // Options configure Launch. The zero value is usable.
 type Options struct {
@@ -60,19 +58,26 @@ func Configure(cfg corral.Config) corral.Config {
 	return cfg
 }
 
-// script points Chromium at the sandbox's proxy. It takes SOCKS5, which
-// resolves names at the proxy and makes a refused name a network error in
-// the page (an HTTP proxy's refusal would be shown as a page). A proxy
-// that wants a credential (a rung without a network namespace) cannot be
-// used: Chromium gives none to a proxy.
+// script makes the browser's directory and points Chromium at it, with
+// HOME and TMPDIR there too (the caller's TMPDIR may name a path the
+// sandbox hides), and at the sandbox's proxy. It takes the proxy as
+// SOCKS5, which resolves names at the proxy and makes a refused name a
+// network error in the page (an HTTP proxy's refusal would be shown as a
+// page). A proxy that wants a credential (a rung without a network
+// namespace) cannot be used: Chromium gives none to a proxy.
 const script = `p=${ALL_PROXY:-}
 case $p in
 *@*) echo "corral browser: the sandbox's proxy needs a credential, which Chromium cannot give (no network namespace on this rung); use --net host or none" >&2; exit 125;;
 socks5h://*) p=socks5://${p#socks5h://};;
 esac
-mkdir -p "$HOME" || exit 125
+d=` + Dir + `
+if ! mkdir -p "$d/home" 2>/dev/null; then
+  d=${TMPDIR:-/nonexistent}/corral-browser
+  mkdir -p "$d/home" || exit 125
+fi
+export HOME="$d/home" TMPDIR="$d"
 c=$1; shift
-exec "$c" ${p:+"--proxy-server=$p"} "$@"`
+exec "$c" "--user-data-dir=$d/profile" ${p:+"--proxy-server=$p"} "$@"`
 
 // flags are Chromium's, besides the proxy: headless, without its own
 // sandbox (corral is the sandbox), CDP on descriptors 3 and 4, and none of
@@ -80,7 +85,6 @@ exec "$c" ${p:+"--proxy-server=$p"} "$@"`
 func flags(extra []string) []string {
 	f := []string{
 		"--headless", "--no-sandbox", "--remote-debugging-pipe",
-		"--user-data-dir=" + Profile,
 		"--no-first-run", "--no-default-browser-check", "--disable-gpu",
 		"--disable-crash-reporter", "--disable-breakpad",
 		"--disable-background-networking", "--disable-component-update",
@@ -134,9 +138,6 @@ func start(ctx context.Context, sb *corral.Sandbox, exe string, opts Options) (*
 		stderr = io.MultiWriter(log, opts.Stderr)
 	}
 	c := sb.Command(ctx, "/bin/sh", append([]string{"-c", script, "sh", exe}, flags(opts.Args)...)...)
-	// The sandbox's /tmp is the one temporary directory sure to be
-	// there: the caller's TMPDIR may name a path the sandbox hides.
-	c.Env = environ.Set(environ.Set(c.Environ(), "HOME="+Home), "TMPDIR=/tmp")
 	c.Stderr = stderr
 	c.ExtraFiles = []*os.File{toChrome, fromChrome}
 	err = c.Start()
