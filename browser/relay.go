@@ -256,7 +256,9 @@ func (r *relay) event(m message) {
 	}
 }
 
-// deliver queues m for p, without the sessionId when it is p's own.
+// deliver queues m for p, without the sessionId when it is p's own. A
+// client that does not read holds the pipe once its queue is full, as a
+// client of Chromium's own endpoint holds its connection.
 func (r *relay) deliver(p *peer, m message) {
 	if m.SessionID == p.session {
 		m.SessionID = ""
@@ -290,7 +292,7 @@ func (r *relay) attach(ctx context.Context, target string) (*peer, error) {
 	if err := json.Unmarshal(res, &s); err != nil || s.SessionID == "" {
 		return nil, fmt.Errorf("browser: no session in %s", res)
 	}
-	p := &peer{session: s.SessionID, out: make(chan []byte, 64), gone: make(chan struct{})}
+	p := &peer{session: s.SessionID, out: make(chan []byte, 256), gone: make(chan struct{})}
 	r.mu.Lock()
 	r.sessions[s.SessionID] = p
 	r.mu.Unlock()

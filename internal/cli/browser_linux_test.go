@@ -148,6 +148,11 @@ func TestBrowserScopeReused(t *testing.T) {
 	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
 	assert.NoError(t, first.Wait())
 	assert.NoError(t, second.Wait(), stderr.String())
+
+	// The profile stays in the scope's state for the next browser.
+	profiles, err := filepath.Glob(filepath.Join(state, "sandboxes", "*", "tmp", "corral-browser", "profile"))
+	require.NoError(t, err)
+	assert.Len(t, profiles, 1)
 }
 
 // `corral mcp --browser` offers the browser tools, which drive a sandboxed
@@ -170,4 +175,29 @@ func TestMCPBrowser(t *testing.T) {
 	assert.True(t, got.IsError)
 	assert.Contains(t, toolText(got), "net::ERR_")
 	require.NoError(t, eof())
+}
+
+// Bad flags are usage errors, and a missing Chromium is named with its
+// package, before anything starts.
+func TestBrowserUsage(t *testing.T) {
+	dir := workspace(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"browser", "--port", "70000"}, "--port 70000"},
+		{[]string{"browser", "--review"}, "not for the browser"},
+		{[]string{"browser", "--net", "nowhere"}, "--net"},
+	} {
+		_, stderr, code := cli(t, dir, c.args...)
+		assert.Equal(t, exitUsage, code, c.args)
+		assertOneLine(t, stderr, c.want)
+	}
+	cmd := exec.Command(os.Args[0], "browser")
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "PATH=/nonexistent")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, exitSetup, cmd.ProcessState.ExitCode())
+	assertOneLine(t, string(out), "apt-get install chromium")
 }
