@@ -132,7 +132,7 @@ func (rt *Runtime) forget(key string) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if l := rt.live[key]; l != nil {
-		l.sb.Close()
+		l.close()
 		delete(rt.live, key)
 	}
 }

@@ -21,7 +21,10 @@ type Entry struct {
 	Slug string `json:"slug"`
 	// Agent is the id of the agent that last resolved it ("" for a
 	// `corral run --scope`).
-	Agent    string    `json:"agent,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Kind is KindBrowser for the browser of a scope (`corral browser
+	// --scope`), "" for a sandbox.
+	Kind     string    `json:"kind,omitempty"`
 	Created  time.Time `json:"created"`
 	LastUsed time.Time `json:"last_used"`
 	// ConfigHash is the hash of the configuration its state was made

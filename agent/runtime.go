@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/browser"
 	"github.com/corralhq/corral/config"
 	"github.com/corralhq/corral/zones"
 )
@@ -55,10 +56,20 @@ type Runtime struct {
 	live map[string]*live // by scope key: sandboxes built by this Runtime
 }
 
-// live is a sandbox this process built, with the hash it was built under.
+// live is a sandbox this process built, with the hash it was built under,
+// and its browser once Session.Browser has started one.
 type live struct {
-	sb   *corral.Sandbox
-	hash string
+	sb      *corral.Sandbox
+	hash    string
+	browser *browser.Browser
+}
+
+// close ends the sandbox and its browser.
+func (l *live) close() {
+	if l.browser != nil {
+		l.browser.Close()
+	}
+	l.sb.Close()
 }
 
 // New returns a Runtime for cfg. Nothing is created until a session asks.
@@ -171,6 +182,8 @@ type Session struct {
 	Zones *zones.Access
 
 	mediaDir string // the agent's media_dir: StageMedia's only source
+	rt       *Runtime
+	cfg      corral.Config // the sandbox's, which its browser's starts from
 }
 
 // ReadOnlyWorkspace reports whether the agent's workspace is read-only to
@@ -246,10 +259,10 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 		return nil, err
 	}
 	if l != nil && (l.hash == hash || stale) && !recreate {
-		return &Session{Resolution: res, Sandbox: l.sb, Stale: stale, Zones: st.Zones}, nil
+		return &Session{Resolution: res, Sandbox: l.sb, Stale: stale, Zones: st.Zones, rt: rt, cfg: cfg}, nil
 	}
 	if l != nil {
-		l.sb.Close()
+		l.close()
 		delete(rt.live, res.Key)
 	}
 	if err := rt.makeState(a, res, dirs); err != nil {
@@ -260,7 +273,7 @@ func (rt *Runtime) persistent(res Resolution, a config.Agent, ws string) (*Sessi
 		return nil, err
 	}
 	rt.live[res.Key] = &live{sb: sb, hash: hash}
-	return &Session{Resolution: res, Sandbox: sb, Stale: stale, Zones: st.Zones}, nil
+	return &Session{Resolution: res, Sandbox: sb, Stale: stale, Zones: st.Zones, rt: rt, cfg: cfg}, nil
 }
 
 // claim records a use of the sandbox key under the configuration hash:
@@ -341,7 +354,7 @@ func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	for k, l := range rt.live {
-		l.sb.Close()
+		l.close()
 		delete(rt.live, k)
 	}
 	return nil

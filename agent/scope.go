@@ -16,22 +16,32 @@ import (
 // agent, with the same hot/cold rule on cfg's hash as Session applies, and
 // the state directory is pruned when due.
 func (rt *Runtime) WithScope(cfg corral.Config, key string) (corral.Config, error) {
+	cfg, _, err := rt.withScope(cfg, key, "", scopeHash(cfg))
+	return cfg, err
+}
+
+func (rt *Runtime) withScope(cfg corral.Config, key, kind, hash string) (corral.Config, stateDirs, error) {
 	if key == "" {
-		return cfg, fmt.Errorf("agent: empty scope key")
+		return cfg, stateDirs{}, fmt.Errorf("agent: empty scope key")
 	}
 	if _, err := rt.maybePrune(); err != nil {
-		return cfg, err
+		return cfg, stateDirs{}, err
 	}
-	if _, _, err := rt.claim(key, "", scopeHash(cfg)); err != nil {
-		return cfg, err
+	if _, _, err := rt.claim(key, "", hash); err != nil {
+		return cfg, stateDirs{}, err
+	}
+	if kind != "" {
+		if err := rt.setKind(key, kind); err != nil {
+			return cfg, stateDirs{}, err
+		}
 	}
 	dirs := rt.dirsOf(Slug(key))
 	if err := os.MkdirAll(dirs.root, 0o700); err != nil {
-		return cfg, fmt.Errorf("agent: state of %s: %w", key, err)
+		return cfg, dirs, fmt.Errorf("agent: state of %s: %w", key, err)
 	}
 	cfg.PersistHome, cfg.PersistTmp = dirs.home, dirs.tmp
 	cfg.HiddenPaths = append(cfg.HiddenPaths, rt.state)
-	return cfg, nil
+	return cfg, dirs, nil
 }
 
 // scopeHash hashes the parts of a corral.Config that shape a sandbox.

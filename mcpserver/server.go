@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/browser"
 	"github.com/corralhq/corral/tools"
 )
 
@@ -39,6 +41,14 @@ type Options struct {
 	// leak guard finds them in any shape, and leaves the sandbox's
 	// placeholders for them alone.
 	Secrets []corral.Secret
+	// Browser, when set, offers the browser tools (browser_navigate,
+	// browser_snapshot, browser_screenshot, browser_click, browser_type),
+	// which drive its page: a browser in a sandbox of its own (package
+	// browser), started at the first call.
+	Browser *browser.Lazy
+	// URLChecker checks the URLs browser_navigate is given (tools'
+	// SSRF rules); nil means the default one.
+	URLChecker *tools.URLChecker
 }
 
 // Names of the tools a Server can offer.
@@ -50,6 +60,12 @@ const (
 	ToolEditFile  = "edit_file"
 	ToolListFiles = "list_files"
 	ToolChanges   = "changes"
+
+	ToolBrowserNavigate   = "browser_navigate"
+	ToolBrowserSnapshot   = "browser_snapshot"
+	ToolBrowserScreenshot = "browser_screenshot"
+	ToolBrowserClick      = "browser_click"
+	ToolBrowserType       = "browser_type"
 )
 
 // writingTools are the tools Options.ReadOnly removes.
@@ -63,6 +79,8 @@ type Server struct {
 	files     Files
 	zones     bool // files are an agent's zones: paths are /NAME/...
 	changeset string
+	browser   *browser.Lazy
+	urls      *tools.URLChecker
 	salt      []byte // keys the questions ElicitApprover asks
 	names     []string
 
@@ -80,7 +98,10 @@ func New(sb *corral.Sandbox, opts Options) (*Server, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{changeset: opts.Changeset, salt: newSalt()}
+	s := &Server{changeset: opts.Changeset, browser: opts.Browser, urls: opts.URLChecker, salt: newSalt()}
+	if s.urls == nil {
+		s.urls = &tools.URLChecker{}
+	}
 	var err error
 	if s.shell, err = tools.NewShell(sb, opts.Tools); err != nil {
 		return nil, err
@@ -119,6 +140,8 @@ func (s *Server) offers(name string, opts Options) bool {
 	case opts.ReadOnly && slices.Contains(writingTools, name):
 		return false
 	case name == ToolChanges && s.changeset == "":
+		return false
+	case strings.HasPrefix(name, "browser_") && s.browser == nil:
 		return false
 	}
 	return true

@@ -69,7 +69,7 @@ func (s *Server) catalog() []tool {
 		in = "in one of the agent's zones, at /ZONE/... (list_files of / lists them)"
 		list = "List a directory of the agent's zones (/ lists the zones, /ZONE/... their files): names, types and sizes. Commands see the same zones at the same paths."
 	}
-	return []tool{
+	return append([]tool{
 		def(s, ToolShell, "Run a shell command line (sh -c) in the sandbox, in the workspace by default. Returns the exit status, stdout and stderr (long output keeps its beginning and end). The workspace is writable; the rest of the host is read-only, credential stores are hidden, /tmp is private to the command. Unless the server was started otherwise: the network is the host's (--net none or --net allow restrict it), and nothing written outside the workspace persists from one call to the next, so caches in the home directory (npm, pip, go) are refused (--scope keeps a home and /tmp).", s.runShell),
 		def(s, ToolExec, "Run a program with arguments in the sandbox, without a shell, as shell runs a command line (the same sandbox, network and persistence). Returns the exit status, stdout and stderr.", s.runExec),
 		def(s, ToolReadFile, "Read a text file "+in+" (up to 1 MiB).", s.readFile),
@@ -77,7 +77,7 @@ func (s *Server) catalog() []tool {
 		def(s, ToolEditFile, "Replace one exact occurrence of old_string by new_string in a file "+in+". Fails if old_string occurs nowhere or more than once; include surrounding lines to make it unique.", s.editFile),
 		def(s, ToolListFiles, list, s.listFiles),
 		def(s, ToolChanges, "Show the changes commands made to the workspace, kept in a changeset for review instead of written to the files: a list of changed paths, or a unified diff.", s.changes),
-	}
+	}, s.browserCatalog()...)
 }
 
 // def ties a handler of typed input to a tool. The input schema is

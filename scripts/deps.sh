@@ -12,7 +12,9 @@
 #          side-by-side benchmark tests; nodejs, npm: the `corral mcp` test
 #          with the official TypeScript MCP SDK as the client (the test
 #          installs the SDK with npm into the user's cache); curl, python3:
-#          the clients the network tests run through the allowlist proxy.
+#          the clients the network tests run through the allowlist proxy;
+#          chromium: the `corral browser` tests (which install
+#          puppeteer-core with npm into a temporary directory).
 #   bench: hyperfine on top of the above.
 set -euo pipefail
 pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubblewrap curl python3)
@@ -20,6 +22,10 @@ pkgs=(gcc libc6-dev pkg-config libseccomp-dev git perl util-linux iproute2 bubbl
 # (NodeSource's nodejs bundles npm) must not be replaced by Debian's.
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
+# Likewise a Chrome or Chromium installed another way, under a name
+# `corral browser` looks for.
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null ||
+  command -v google-chrome-stable >/dev/null || command -v google-chrome >/dev/null || pkgs+=(chromium)
 for want in "$@"; do
   case $want in
   test) ;;

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/corralhq/corral"
+	"github.com/corralhq/corral/browser"
 	"github.com/corralhq/corral/config"
 	"github.com/corralhq/corral/tools"
 	"github.com/corralhq/corral/zones"
@@ -20,6 +21,7 @@ type mcpFlags struct {
 	http     string
 	readOnly bool
 	session  string // --session: the agent's session, through the agent runtime
+	browser  bool   // --browser: offer the browser tools
 }
 
 // newMCPCmd is `corral mcp`. With serve nil (the corral binary, which does
@@ -78,6 +80,7 @@ it. corral-mcp takes the same flags when a client starts it directly.`,
 	cmd.Flags().StringVar(&m.http, "http", "", "serve the streamable HTTP transport on the loopback `ADDR` instead of stdio")
 	cmd.Flags().BoolVar(&m.readOnly, "read-only-tools", false, "offer no tool that writes files (write_file, edit_file)")
 	cmd.Flags().StringVar(&m.session, "session", "", "with --config: serve the agent's session `KEY` in the persistent sandbox the file's mode and scope give it")
+	cmd.Flags().BoolVar(&m.browser, "browser", false, "also offer browser tools (navigate, snapshot, screenshot, click, type) driving Chromium headless in a sandbox of its own, started at the first call (see 'corral browser')")
 	return cmd
 }
 
@@ -112,7 +115,13 @@ func runMCP(ctx context.Context, f *runFlags, m *mcpFlags, serve Serve) error {
 		return err
 	}
 	defer src.close()
+	var lazy *browser.Lazy
+	if m.browser {
+		lazy = mcpBrowser(f, src)
+		defer lazy.Close()
+	}
 	return serve(ctx, &MCPServer{
+		Browser:   lazy,
 		Sandbox:   src.sb,
 		Policy:    src.policy,
 		ReadOnly:  m.readOnly || src.readOnly,
@@ -152,6 +161,26 @@ type mcpSandbox struct {
 	zones     *zones.Access // the agent's zones, or nil for the workspace
 	close     func()
 	secrets   []corral.Secret // for the leak guard
+	// cfg is the sandbox's configuration, which the browser's starts
+	// from; browser, when set, starts the browser instead (a session's).
+	cfg     corral.Config
+	browser func(context.Context) (*browser.Browser, error)
+}
+
+// mcpBrowser is the browser of --browser: Chromium in a sandbox made like
+// the tools' one, but, unless --net was given, with --net allow: no name
+// is reachable unless --allow-domain allows it.
+func mcpBrowser(f *runFlags, src *mcpSandbox) *browser.Lazy {
+	if src.browser != nil {
+		return browser.NewLazy(src.browser)
+	}
+	cfg := src.cfg
+	if !f.given("net") && (f.configFile == "" || cfg.Network == "" || cfg.Network == corral.NetworkHost) {
+		cfg.Network = corral.NetworkAllow
+	}
+	return browser.NewLazy(func(context.Context) (*browser.Browser, error) {
+		return browser.Launch(context.Background(), cfg, browser.Options{})
+	})
 }
 
 // flagSandbox builds the sandbox of the run flags over --config's agent,
@@ -182,7 +211,7 @@ func flagSandbox(f *runFlags) (*mcpSandbox, error) {
 		return nil, f.configFailure(err)
 	}
 	return &mcpSandbox{sb: sb, policy: policy, readOnly: readOnly, changeset: cfg.Changeset,
-		zones: files, close: func() { sb.Close() }, secrets: cfg.Secrets}, nil
+		zones: files, close: func() { sb.Close() }, secrets: cfg.Secrets, cfg: cfg}, nil
 }
 
 // mcpConfig is the sandbox of the run flags and --config, and --config's

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/corralhq/corral/browser"
 	"time"
 
 	"github.com/corralhq/corral"
@@ -33,6 +34,8 @@ type MCPServer struct {
 	// Secrets are the sandbox's secrets, for the leak guard to know their
 	// values (mcpserver.Options.Secrets).
 	Secrets []corral.Secret
+	// Browser, when set (--browser), offers the browser tools.
+	Browser *browser.Lazy
 }
 
 // Serve serves s until the client disconnects or ctx is done. An error made

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/corralhq/corral"
 	"github.com/corralhq/corral/agent"
+	"github.com/corralhq/corral/browser"
 	"github.com/corralhq/corral/config"
 )
 
@@ -17,7 +19,7 @@ import (
 // is the agent runtime's, made from the file alone.
 var sessionFlags = map[string]bool{
 	"config": true, "agent": true, "session": true, "workspace": true, "state-dir": true,
-	"timeout": true, "http": true, "read-only-tools": true,
+	"timeout": true, "http": true, "read-only-tools": true, "browser": true,
 }
 
 // sessionUsage refuses --session without --config, and with the flags
@@ -91,6 +93,7 @@ func sessionSandbox(f *runFlags, session string) (*mcpSandbox, error) {
 		sb: s.Sandbox, policy: agentPolicy(a), readOnly: s.ReadOnlyWorkspace(),
 		changeset: a.Sandbox.Changeset, zones: s.Zones, close: func() { rt.Close() },
 		secrets: a.Sandbox.CorralConfig().Secrets,
+		browser: func(ctx context.Context) (*browser.Browser, error) { return s.Browser(ctx) },
 	}, nil
 }
 

@@ -17,6 +17,7 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 	}
 	root.AddCommand(
 		newRunCmd(),
+		newBrowserCmd(),
 		newMCPCmd(nil, func() []string { return argsAfter(args, "mcp") }),
 		newProfileCmd(),
 		newChangesCmd(),

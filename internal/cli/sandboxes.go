@@ -25,7 +25,8 @@ func newSandboxesCmd() *cobra.Command {
 		Use:   "sandboxes",
 		Short: "List, remove, prune or recreate the persistent sandboxes",
 		Long: `The persistent sandboxes of a state directory ($XDG_STATE_HOME/corral by
-default): those of agents' sessions (package agent) and of 'corral run --scope'.
+default): those of agents' sessions (package agent), of 'corral run --scope'
+and, of kind browser, of 'corral browser --scope' (key browser:KEY).
 Each keeps its own workspace, the changes to its layered home and its /tmp.
 prune removes those idle longer than their agent's prune_idle or older than
 its prune_max_age (24h and 7 days unless --config says otherwise).`,
@@ -95,7 +96,7 @@ func printEntries(w io.Writer, es []agent.Entry, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tAGENT\tCREATED\tLAST USED\tSTATE")
+	fmt.Fprintln(tw, "KEY\tKIND\tAGENT\tCREATED\tLAST USED\tSTATE")
 	for _, e := range es {
 		state := "ok"
 		if e.Stale {
@@ -105,7 +106,11 @@ func printEntries(w io.Writer, es []agent.Entry, now time.Time) {
 		if agentID == "" {
 			agentID = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s ago\t%s\n", e.Key, agentID,
+		kind := e.Kind
+		if kind == "" {
+			kind = "sandbox"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s ago\t%s ago\t%s\n", e.Key, kind, agentID,
 			now.Sub(e.Created).Round(time.Second), now.Sub(e.LastUsed).Round(time.Second), state)
 	}
 	tw.Flush()

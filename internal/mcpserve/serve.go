@@ -37,6 +37,7 @@ func Serve(ctx context.Context, s *cli.MCPServer) error {
 		Files:     files,
 		Version:   s.Version,
 		Secrets:   s.Secrets,
+		Browser:   s.Browser,
 	})
 	if err != nil {
 		return cli.Exit(cli.ExitUsage, err.Error())
