@@ -258,6 +258,9 @@ type Config struct {
 	// goroutine in Wait), else when it exits. It implies Report. It must
 	// not block for long.
 	OnViolation func(Violation)
+
+	// learn is set by a learning run (see LearnCommand).
+	learn *learnHooks
 }
 
 // ProtectedNames returns the names, relative to each writable root, of the

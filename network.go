@@ -37,6 +37,9 @@ type egressPolicy struct {
 	logf func(format string, args ...any)
 	// secrets are the sandbox's secrets (secrets.go), or nil.
 	secrets *secretPolicy
+	// connected, in a learning run that reaches destinations, receives
+	// each connection made (see LearnCommand).
+	connected func(egress.Connected)
 }
 
 // egressLists are the Config fields of the policy, in the order ParseRules
@@ -98,6 +101,9 @@ func (s *spec) resolveEgress(c Config) error {
 	s.Egress = &egressPolicy{
 		allowed: slices.Clone(c.AllowedDomains), denied: slices.Clone(c.DeniedDomains), ips: slices.Clone(c.AllowedIPs),
 		rules: rules, proxies: map[*egress.Proxy]struct{}{}, maxConns: maxConns, logf: c.Logf,
+	}
+	if c.learn != nil && c.learn.connected != nil {
+		s.Egress.rules, s.Egress.connected = rules.Learning(), c.learn.connected
 	}
 	return nil
 }
@@ -193,6 +199,7 @@ func (e *egressPolicy) proxy(refused func(Violation), credential string) (p *egr
 		},
 		OnUnreachable: e.unreachable(),
 		Secrets:       e.secrets.options(refused),
+		OnConnect:     e.connected,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -41,12 +41,17 @@ func (p *Proxy) connect(ctx context.Context, rules *Rules, t target, via string)
 		return nil, err
 	}
 	if chained {
-		return p.upstream.connect(ctx, &p.dialer, t)
+		l, err := p.upstream.connect(ctx, &p.dialer, t)
+		if err == nil {
+			p.noteConnected(t, netip.Addr{})
+		}
+		return l, err
 	}
 	var first error
 	for _, a := range addrs {
 		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(t.port)).String())
 		if err == nil {
+			p.noteConnected(t, a)
 			return &link{conn: c}, nil
 		}
 		if first == nil {

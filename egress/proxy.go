@@ -51,6 +51,9 @@ type Options struct {
 	// goroutine. A client of the HTTP proxy gets the reason in its 502's
 	// body; through CONNECT (HTTPS) and SOCKS5 most clients show none of it.
 	OnUnreachable func(host string, port int, err error)
+	// OnConnect, when set, is called for every connection made to a
+	// destination, from the connection's goroutine (see Rules.Learning).
+	OnConnect func(Connected)
 	// MaxConns caps the client connections open at once, HTTP and SOCKS5
 	// together, idle ones included: each costs the caller a descriptor,
 	// and a tunnel a second. One over the cap is refused (see Refusals in
@@ -69,6 +72,7 @@ type Proxy struct {
 	resolve   func(ctx context.Context, host string) ([]netip.Addr, error)
 	upstream  *upstream
 	onRefusal func(Refusal)
+	onConnect func(Connected)
 
 	onUnreachable func(host string, port int, err error)
 	unreachable   map[string]bool // host:port told to onUnreachable (under mu)
@@ -116,6 +120,7 @@ func New(o Options) (*Proxy, error) {
 		resolve:       o.Resolve,
 		upstream:      up,
 		onRefusal:     o.OnRefusal,
+		onConnect:     o.OnConnect,
 		onUnreachable: o.OnUnreachable, unreachable: map[string]bool{},
 		credential: o.Credential,
 		dialer:     net.Dialer{Timeout: dialTimeout},

@@ -16,6 +16,8 @@ type Rules struct {
 	allowed []domainRule
 	denied  []domainRule
 	ips     []netip.Prefix
+	// learning allows every name and range (see Learning).
+	learning bool
 }
 
 // domainRule is one parsed domain entry.
@@ -176,7 +178,7 @@ func (r *Rules) checkName(name string, port int) string {
 		return reasonNotAllowed
 	case matchAny(r.denied, name, port):
 		return reasonDenied
-	case !matchAny(r.allowed, name, port):
+	case !r.learning && !matchAny(r.allowed, name, port):
 		return reasonNotAllowed
 	}
 	return ""
@@ -192,6 +194,9 @@ func (r *Rules) inAllowedIPs(a netip.Addr) bool {
 		return false
 	}
 	exact := netrule.IsMetadataAddr(a)
+	if r.learning && !exact {
+		return true
+	}
 	for _, p := range r.ips {
 		if p.Contains(a) && (!exact || p.Bits() == a.BitLen()) {
 			return true
