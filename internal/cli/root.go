@@ -18,6 +18,8 @@ workspace and no way to reach the caller's processes, secrets or privileges.`,
 	root.AddCommand(
 		newRunCmd(),
 		newBrowserCmd(),
+		newLearnCmd(),
+		newWhyCmd(),
 		newMCPCmd(nil, func() []string { return argsAfter(args, "mcp") }),
 		newProfileCmd(),
 		newChangesCmd(),
