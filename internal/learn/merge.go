@@ -222,15 +222,15 @@ func listEdit(doc []byte, kv *keyval, es []Entry) []edit {
 	if b.Len() == 0 {
 		return nil
 	}
-	var edits []edit
+	comma := ""
 	if kv.last != ',' && kv.last != '[' {
-		edits = append(edits, edit{at: kv.lastAt + 1, text: ","})
+		comma = ","
 	}
 	between := string(doc[kv.lastAt+1 : kv.close])
 	if i := strings.LastIndexByte(between, '\n'); i >= 0 {
-		return append(edits, edit{at: kv.lastAt + 1 + i + 1, text: b.String()})
+		return []edit{{at: kv.lastAt + 1, text: comma}, {at: kv.lastAt + 1 + i + 1, text: b.String()}}
 	}
-	return append(edits, edit{at: kv.close, text: "\n" + b.String()})
+	return []edit{{at: kv.close, text: comma + "\n" + b.String()}}
 }
 
 // scalarEdit sets kv to e's value, keeping the old value in a comment; a
