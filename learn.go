@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/corralhq/corral/egress"
 	"github.com/corralhq/corral/internal/learn"
-	"github.com/corralhq/corral/internal/netrule"
 	"github.com/corralhq/corral/internal/pathtree"
 )
 
@@ -202,7 +200,7 @@ func (l *Learning) Learned() (*Learned, error) {
 	seen := learn.Seen{
 		Home:             l.sb.spec.Home,
 		HomeWrites:       layerWrites(filepath.Join(l.dir, "home", "upper"), l.sb.spec.Home),
-		Connections:      l.conns.list(l.base.AllowedIPs),
+		Connections:      l.conns.list(),
 		Writable:         append([]string{l.sb.spec.Workspace}, canonicalOr(l.base.WritablePaths)...),
 		Network:          string(l.base.Network),
 		Domains:          l.base.AllowedDomains,
@@ -329,7 +327,6 @@ func layerWrites(upper, home string) []string {
 type connLog struct {
 	mu    sync.Mutex
 	conns []learn.Connection
-	addrs map[int]netip.Addr
 }
 
 func (c *connLog) add(e egress.Connected) {
@@ -341,35 +338,17 @@ func (c *connLog) add(e egress.Connected) {
 			return
 		}
 	}
-	if c.addrs == nil {
-		c.addrs = map[int]netip.Addr{}
+	lc := learn.Connection{Host: e.Host, Port: e.Port, Blocked: e.Blocked, Count: 1}
+	if e.Addr.IsValid() {
+		lc.Addr = e.Addr.String()
 	}
-	c.addrs[len(c.conns)] = e.Addr
-	c.conns = append(c.conns, learn.Connection{Host: e.Host, Port: e.Port, Count: 1})
+	c.conns = append(c.conns, lc)
 }
 
-// list returns the connections, each address in a range the proxy
-// refuses (and allowed does not list) said with why.
-func (c *connLog) list(allowed []string) []learn.Connection {
+func (c *connLog) list() []learn.Connection {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rules, _ := egress.ParseRules(nil, nil, allowed)
-	out := slices.Clone(c.conns)
-	for i := range out {
-		a := c.addrs[i]
-		if !a.IsValid() {
-			continue
-		}
-		out[i].Addr = a.String()
-		if why, blocked := netrule.BlockedAddr(a); blocked && !inRules(rules, a) {
-			out[i].Blocked = why
-		}
-	}
-	return out
-}
-
-func inRules(r *egress.Rules, a netip.Addr) bool {
-	return r != nil && r.Allows(a)
+	return slices.Clone(c.conns)
 }
 
 // removeAll is os.RemoveAll for trees whose directories the owner cannot

@@ -1,6 +1,10 @@
 package egress
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/corralhq/corral/internal/netrule"
+)
 
 // Connected is one connection the proxy made, told to Options.OnConnect:
 // the name or address the client asked for, and the address dialled (the
@@ -9,6 +13,10 @@ type Connected struct {
 	Host string
 	Port int
 	Addr netip.Addr
+	// Blocked, with learning rules, says why Addr lies in a range the
+	// proxy refuses unless allowed IPs list it ("loopback"); "" when it
+	// does not, or is listed.
+	Blocked string
 }
 
 // Learning returns rules for a run that learns what a command reaches: r's
@@ -27,10 +35,16 @@ func (r *Rules) Learning() *Rules {
 
 // noteConnected tells OnConnect of a connection made to t at a.
 func (p *Proxy) noteConnected(t target, a netip.Addr) {
-	if p.onConnect != nil {
-		p.onConnect(Connected{Host: t.host, Port: t.port, Addr: a})
+	if p.onConnect == nil {
+		return
 	}
+	c := Connected{Host: t.host, Port: t.port, Addr: a}
+	if r := p.rules.Load(); a.IsValid() && r != nil && r.learning {
+		strict := *r
+		strict.learning = false
+		if why, blocked := netrule.BlockedAddr(a); blocked && !strict.inAllowedIPs(a) {
+			c.Blocked = why
+		}
+	}
+	p.onConnect(c)
 }
-
-// Allows tells whether a lies in one of r's allowed address ranges.
-func (r *Rules) Allows(a netip.Addr) bool { return r.inAllowedIPs(a.Unmap()) }
