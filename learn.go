@@ -278,7 +278,7 @@ func (c Config) given() []learn.Entry {
 			vs = canonicalOr(vs)
 		}
 		for _, v := range vs {
-			out = append(out, learn.Entry{Key: l.key, Value: strconv.Quote(v)})
+			out = append(out, learn.Entry{Key: l.key, Value: learn.Quote(v)})
 		}
 	}
 	if c.AllowUnixSockets {

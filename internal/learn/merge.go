@@ -13,9 +13,11 @@ import (
 func Render(id string, p *Policy, comment []string) []byte {
 	var b strings.Builder
 	for _, c := range comment {
-		b.WriteString("# " + c + "\n")
+		for _, line := range strings.Split(c, "\n") {
+			b.WriteString("# " + oneLine(line) + "\n")
+		}
 	}
-	fmt.Fprintf(&b, "[[agents]]\nid = %s\n", strconv.Quote(id))
+	fmt.Fprintf(&b, "[[agents]]\nid = %s\n", Quote(id))
 	out, _ := Merge([]byte(b.String()), id, p)
 	return out
 }
@@ -34,7 +36,7 @@ func Merge(doc []byte, id string, p *Policy) ([]byte, error) {
 		if len(doc) > 0 && doc[len(doc)-1] != '\n' {
 			tail = "\n"
 		}
-		tail += fmt.Sprintf("\n[[agents]]\nid = %s\n", strconv.Quote(id))
+		tail += fmt.Sprintf("\n[[agents]]\nid = %s\n", Quote(id))
 		doc = append(doc, tail...)
 		s = scan(doc)
 		if first, end, ok = s.agent(doc, id); !ok {
@@ -247,6 +249,7 @@ func scalarEdit(kv *keyval, e Entry) (edit, bool) {
 }
 
 func scalarLine(k string, e Entry) string {
+	e.Why, e.Weakens, e.Warning = oneLine(e.Why), oneLine(e.Weakens), oneLine(e.Warning)
 	if e.Weakens != "" {
 		return fmt.Sprintf("# %s = %s # learned, left out: %s (%s)\n", k, e.Value, e.Weakens, e.Why)
 	}
@@ -257,6 +260,7 @@ func scalarLine(k string, e Entry) string {
 }
 
 func elementLine(e Entry) string {
+	e.Why, e.Weakens, e.Warning = oneLine(e.Why), oneLine(e.Weakens), oneLine(e.Warning)
 	if e.Weakens != "" {
 		return fmt.Sprintf("  # %s, # learned, left out: %s (%s)\n", e.Value, e.Weakens, e.Why)
 	}

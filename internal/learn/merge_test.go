@@ -65,3 +65,19 @@ func TestBuildCollapsesHomeWrites(t *testing.T) {
 		`"/home/u/.cache/pip" `, `"/home/u/.local/share/app" `,
 	}, got)
 }
+
+// A path the command named with a newline cannot add a key of its own.
+func TestRenderedNamesStayInTheirStrings(t *testing.T) {
+	p := Build(Seen{Home: "/h", Exists: func(string) bool { return true }, Network: "none",
+		HomeWrites: []string{"/h/.x\"]\nallow_home = true\n#/f"}})
+	out := Render("a", p, []string{"corral learn -- sh -c 'a\nallow_home = true'"})
+	var v struct {
+		Agents []struct {
+			Sandbox map[string]any `toml:"sandbox"`
+		} `toml:"agents"`
+	}
+	require.NoError(t, toml.Unmarshal(out, &v), "%s", out)
+	require.Len(t, v.Agents, 1)
+	assert.NotContains(t, v.Agents[0].Sandbox, "allow_home", "%s", out)
+	assert.Equal(t, []any{"/h/.x\"]\nallow_home = true\n#"}, v.Agents[0].Sandbox["writable_paths"], "%s", out)
+}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -60,7 +59,7 @@ func (b *builder) writes() {
 		kept = append(kept, d)
 	}
 	for _, d := range kept {
-		e := Entry{Key: "writable_paths", Value: strconv.Quote(d.path), Why: why("first "+d.first, d.count, "write")}
+		e := Entry{Key: "writable_paths", Value: Quote(d.path), Why: why("first "+d.first, d.count, "write")}
 		e.Weakens = b.weakens(d.path)
 		if e.Weakens == "" && !b.s.Exists(d.path) {
 			e.Warning = "does not exist on the host yet: create it before using this config"

@@ -192,12 +192,12 @@ func (b *builder) network() {
 		}
 	}
 	for _, d := range dests {
-		b.add(Entry{Key: "allowed_domains", Value: strconv.Quote(d.entry), Why: why("first "+d.first, d.count, "connection")})
+		b.add(Entry{Key: "allowed_domains", Value: Quote(d.entry), Why: why("first "+d.first, d.count, "connection")})
 	}
 	if len(dests) > 0 || len(b.p.Active("allowed_ips")) > 0 || len(b.s.Domains) > 0 {
-		b.add(Entry{Key: "network", Value: strconv.Quote("allow"), Why: "the destinations allowed, through corral's proxy"})
+		b.add(Entry{Key: "network", Value: Quote("allow"), Why: "the destinations allowed, through corral's proxy"})
 	} else if b.s.Network == "host" {
-		b.add(Entry{Key: "network", Value: strconv.Quote("none"), Why: "no destination was reached or asked for"})
+		b.add(Entry{Key: "network", Value: Quote("none"), Why: "no destination was reached or asked for"})
 	}
 }
 
@@ -210,7 +210,7 @@ func ipEntry(addr, blocked, first string, count int) Entry {
 	if strings.HasPrefix(addr, "127.") || addr == "::1" {
 		warn += ": every service on the host's loopback at that address"
 	}
-	return Entry{Key: "allowed_ips", Value: strconv.Quote(addr), Why: why(first, count, "connection"), Warning: warn}
+	return Entry{Key: "allowed_ips", Value: Quote(addr), Why: why(first, count, "connection"), Warning: warn}
 }
 
 // domainEntry is name as allowed_domains lists it: with its port unless
@@ -266,7 +266,7 @@ func (b *builder) others() {
 			if strings.HasPrefix(name, ".git/") {
 				name = ".git"
 			}
-			b.add(Entry{Key: "allow_planting", Value: strconv.Quote(name), Why: why("first "+first, ev.Count, "write"),
+			b.add(Entry{Key: "allow_planting", Value: Quote(name), Why: why("first "+first, ev.Count, "write"),
 				Weakens: "a protected name: programs on the host run code from " + name})
 		case "syscall":
 			b.syscall(ev, first)
@@ -287,7 +287,7 @@ func (b *builder) read(ev Event, first string) {
 		if rest, ok := strings.CutPrefix(store, "~/"); ok && b.s.Home != "" {
 			store = b.s.Home + "/" + rest
 		}
-		b.add(Entry{Key: "reveal", Value: strconv.Quote(store), Why: why("first "+first, ev.Count, "read"),
+		b.add(Entry{Key: "reveal", Value: Quote(store), Why: why("first "+first, ev.Count, "read"),
 			Weakens: "a credential store: the command could read and send its secrets"})
 	case strings.HasPrefix(ev.Rule, "hidden by --hide "):
 		b.note("%s was read, which hidden_paths hides (%s): take it out of hidden_paths to allow it", ev.Target, strings.TrimPrefix(ev.Rule, "hidden by --hide "))
@@ -336,7 +336,7 @@ func double(v string) (string, bool) {
 	if i == len(v) {
 		return num, true
 	}
-	return strconv.Quote(num + v[i:]), true
+	return Quote(num + v[i:]), true
 }
 
 func why(first string, count int, noun string) string {
