@@ -214,6 +214,7 @@ func (l *Learning) Learned() (*Learned, error) {
 	for _, v := range report {
 		seen.Events = append(seen.Events, learn.Event{Kind: string(v.Kind), Target: v.Target, Rule: v.Rule, Process: v.Process, Count: v.Count, Probe: v.Probe})
 	}
+	seen.Events = append(seen.Events, l.nearLimits(report)...)
 	p := learn.Build(seen)
 	out := &Learned{Report: report, Notes: p.Notes, policy: p}
 	for _, e := range p.Entries {

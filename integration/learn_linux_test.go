@@ -127,3 +127,24 @@ func withReport(c corral.Config) corral.Config { c.Report = true; return c }
 func refusals(vs []corral.Violation) []corral.Violation {
 	return slices.DeleteFunc(slices.Clone(vs), func(v corral.Violation) bool { return v.Probe })
 }
+
+// A limit the command hit is learned raised, with why.
+func TestLearnLimitHit(t *testing.T) {
+	cfg := corral.Config{Workspace: realDir(t), Limits: corral.Limits{CPUTime: time.Second}}
+	sandboxtest.Require(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	learned, err := corral.Learn(ctx, cfg, "sh", "-c", `while :; do :; done`)
+	require.NoError(t, err)
+	require.Error(t, learned.Err, "the limit stopped the command")
+	var got []corral.LearnedEntry
+	for _, e := range learned.Entries {
+		if strings.HasPrefix(e.Key, "limits.") {
+			got = append(got, e)
+		}
+	}
+	require.Len(t, got, 1, "%+v", learned.Entries)
+	assert.Equal(t, "limits.cpu_time", got[0].Key)
+	assert.Equal(t, `"2s"`, got[0].Value)
+	assert.Contains(t, got[0].Why, "hit --cpu-time 1s")
+}

@@ -81,3 +81,13 @@ func TestRenderedNamesStayInTheirStrings(t *testing.T) {
 	assert.NotContains(t, v.Agents[0].Sandbox, "allow_home", "%s", out)
 	assert.Equal(t, []any{"/h/.x\"]\nallow_home = true\n#"}, v.Agents[0].Sandbox["writable_paths"], "%s", out)
 }
+
+func TestBuildRaisesLimits(t *testing.T) {
+	p := Build(Seen{Network: "allow", Events: []Event{
+		{Kind: "limit", Target: "memory", Rule: "--memory 512MiB (came near it)"},
+		{Kind: "limit", Target: "pids", Rule: "--pids 4096 (the default)"},
+	}})
+	require.Len(t, p.Entries, 2)
+	assert.Equal(t, Entry{Key: "limits.memory", Value: `"1024MiB"`, Why: "came within a fifth of --memory 512MiB; twice that"}, p.Entries[0])
+	assert.Equal(t, Entry{Key: "limits.pids", Value: "8192", Why: "hit --pids 4096 (the default); twice that"}, p.Entries[1])
+}

@@ -308,7 +308,8 @@ func (b *builder) syscall(ev Event, first string) {
 
 // limit raises a limit the command hit to twice its bound.
 func (b *builder) limit(ev Event) {
-	fields := strings.Fields(ev.Rule) // "--pids 512" or "--pids 4096 (the default)"
+	// "--pids 512", "--pids 4096 (the default)", "--memory 1GiB (came near it)"
+	fields := strings.Fields(ev.Rule)
 	if len(fields) < 2 {
 		return
 	}
@@ -318,7 +319,15 @@ func (b *builder) limit(ev Event) {
 		return
 	}
 	key := strings.ReplaceAll(ev.Target, "-", "_")
-	b.add(Entry{Key: "limits." + key, Value: v, Why: fmt.Sprintf("hit at %s; twice that", ev.Rule)})
+	what := "hit"
+	if strings.HasSuffix(ev.Rule, "(came near it)") {
+		what = "came within a fifth of"
+	}
+	why := what + " " + fields[0] + " " + fields[1]
+	if rest := strings.TrimSpace(strings.TrimSuffix(strings.Join(fields[2:], " "), "(came near it)")); rest != "" {
+		why += " " + rest
+	}
+	b.add(Entry{Key: "limits." + key, Value: v, Why: why + "; twice that"})
 }
 
 // double is twice a limit's value as the flag takes it: "512" "1024",
