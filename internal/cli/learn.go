@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -51,6 +53,11 @@ FILE, the rest of it untouched. Exit status: the command's own, as for run.`,
 			}
 			if lf.mergeInto != "" && lf.out != "" {
 				return usageError("--out and --merge-into: choose one")
+			}
+			for _, name := range []string{"review", "scope", "report", "no-report", "changeset", "changeset-writable"} {
+				if f.given(name) {
+					return usageError("--%s: learn throws its run away and records every refusal itself", name)
+				}
 			}
 			if lf.mergeInto != "" && f.configFile == "" {
 				f.configFile = lf.mergeInto
@@ -98,11 +105,19 @@ func learnCommand(cfg corral.Config, f *runFlags, lf learnFlags, args []string) 
 	if lf.out != "" || lf.mergeInto != "" {
 		l.Stdout = os.Stdout // the config goes elsewhere
 	}
-	runErr := l.Run()
-	if l.ProcessState == nil && runErr != nil {
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(signals)
+	if err := l.Start(); err != nil {
 		l.Learned()
-		return startError(runErr, f.cwd)
+		return startError(err, f.cwd)
 	}
+	go func() {
+		for sig := range signals {
+			l.Process.Signal(sig)
+		}
+	}()
+	runErr := l.Wait()
 	learned, err := l.Learned()
 	if err != nil {
 		return &exitError{code: exitSetup, msg: err.Error()}

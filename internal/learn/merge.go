@@ -18,16 +18,19 @@ func Render(id string, p *Policy, comment []string) []byte {
 		}
 	}
 	fmt.Fprintf(&b, "[[agents]]\nid = %s\n", Quote(id))
-	out, _ := Merge([]byte(b.String()), id, p)
+	out, _ := merge([]byte(b.String()), id, p, true)
 	return out
 }
 
 // Merge adds p to agent id of the config file doc (created at its end
 // when doc has none of that id), keeping the rest of doc as it is: each
 // line it adds carries a "# learned" comment. An entry whose key doc
-// already holds with that value is left out. The caller checks that the
-// result parses.
-func Merge(doc []byte, id string, p *Policy) ([]byte, error) {
+// already holds with that value is left out, and so are the settings the
+// run was given (Entry.Given): they came from doc or the command line. The
+// caller checks that the result parses.
+func Merge(doc []byte, id string, p *Policy) ([]byte, error) { return merge(doc, id, p, false) }
+
+func merge(doc []byte, id string, p *Policy, given bool) ([]byte, error) {
 	s := scan(doc)
 	first, end, ok := s.agent(doc, id)
 	var edits []edit
@@ -44,7 +47,7 @@ func Merge(doc []byte, id string, p *Policy) ([]byte, error) {
 		}
 	}
 	for _, table := range []string{"[agents.sandbox]", "[agents.sandbox.limits]"} {
-		es := entriesOf(p, table)
+		es := entriesOf(p, table, given)
 		if len(es) == 0 {
 			continue
 		}
@@ -67,9 +70,12 @@ type edit struct {
 
 // entriesOf are p's entries that go in table, in order, keyed by the key
 // as it is written there.
-func entriesOf(p *Policy, table string) []Entry {
+func entriesOf(p *Policy, table string, given bool) []Entry {
 	var out []Entry
 	for _, e := range p.Entries {
+		if e.Given && !given {
+			continue
+		}
 		limit := strings.HasPrefix(e.Key, "limits.")
 		if limit == (table == "[agents.sandbox.limits]") {
 			e.Key = strings.TrimPrefix(e.Key, "limits.")

@@ -187,6 +187,8 @@ func (b *builder) network() {
 		case strings.HasPrefix(ev.Rule, "resolves to "):
 			addr, _, _ := strings.Cut(strings.TrimPrefix(ev.Rule, "resolves to "), ",")
 			b.add(ipEntry(addr, ev.Rule, ev.Target+" "+ev.Rule, ev.Count))
+		case strings.HasPrefix(ev.Rule, "in denied domains"):
+			b.note("%s was refused (%s): taking it out of denied_domains allows it", ev.Target, ev.Rule)
 		default:
 			b.note("%s was refused (%s): no key of an agent config allows it", ev.Target, ev.Rule)
 		}
@@ -194,7 +196,10 @@ func (b *builder) network() {
 	for _, d := range dests {
 		b.add(Entry{Key: "allowed_domains", Value: Quote(d.entry), Why: why("first "+d.first, d.count, "connection")})
 	}
-	if len(dests) > 0 || len(b.p.Active("allowed_ips")) > 0 || len(b.s.Domains) > 0 {
+	lists := slices.ContainsFunc(b.s.Given, func(e Entry) bool {
+		return e.Key == "allowed_domains" || e.Key == "denied_domains" || e.Key == "allowed_ips"
+	})
+	if len(dests) > 0 || len(b.p.Active("allowed_ips")) > 0 || len(b.s.Domains) > 0 || lists {
 		b.add(Entry{Key: "network", Value: Quote("allow"), Why: "the destinations allowed, through corral's proxy"})
 	} else if b.s.Network == "host" {
 		b.add(Entry{Key: "network", Value: Quote("none"), Why: "no destination was reached or asked for"})
