@@ -382,7 +382,9 @@ func runCommand(cfg corral.Config, f *runFlags, args []string) error {
 	if werr := report.write(c.Report()); werr != nil {
 		say("corral: --report: %v", werr)
 	}
-	keepLastReport(c.Report())
+	if !f.noReport {
+		keepLastReport(c.Report())
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		say("corral: timed out after %s", timeout)
 	}
