@@ -92,10 +92,15 @@ func gitIndexNames(b []byte, hashSize int) ([]gitEntry, bool) {
 		var name []byte
 		if version == 4 {
 			strip, k := uvarintGit(b[nameAt:end])
-			if k == 0 || strip > uint64(len(prev)) {
+			copyLen := 0 // the first entry has no previous one
+			if len(out) > 0 {
+				if k == 0 || strip > uint64(len(prev)) {
+					return nil, false
+				}
+				copyLen = len(prev) - int(strip)
+			} else if k == 0 {
 				return nil, false
 			}
-			copyLen := len(prev) - int(strip)
 			s := b[nameAt+k : end]
 			if l == 0xfff {
 				z := bytes.IndexByte(s, 0)

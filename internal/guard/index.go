@@ -81,8 +81,16 @@ func (ix *index) entries(off int, n uint32) (int, error) {
 		var name []byte
 		if ix.version == 4 {
 			// The name is a count of bytes to take off the end of
-			// the previous one and what follows them, NUL-ended.
+			// the previous one and what follows them, NUL-ended. git
+			// reads the first entry of the index, and of each block
+			// of the offset table, without a previous one: it takes
+			// none of it, whatever the count (and writes, there, the
+			// length of the entry before, which the entries read in
+			// order take off).
 			strip, k := uvarint(e[at:])
+			if prev == nil {
+				strip = 0
+			}
 			if k <= 0 || strip > uint64(len(prev)) {
 				return 0, errors.New("a malformed entry name")
 			}
