@@ -3,7 +3,7 @@ GO       ?= go
 BIN      := bin
 CORRAL   := $(BIN)/corral
 
-.PHONY: all build demo deps test test-root test-unprivileged test-nocgo test-userbuild vet cross bench cover clean
+.PHONY: all build demo deps test test-root test-unprivileged test-nocgo test-userbuild vet cross bench cover fuzz soak clean
 
 all: build
 
@@ -70,6 +70,25 @@ cover:
 	echo "coverage by the whole suite, re-executed children included:" && \
 	$(GO) tool covdata percent -i=$$dirs
 	rm -rf $(COVERDIR)/work
+
+# Every native fuzz target (`func FuzzX` in a _test.go file) for FUZZTIME
+# each, one after another (scripts/fuzz.sh). `make test` runs each one's
+# seed corpus only, as every `go test` does: the f.Add seeds and the
+# files under the package's testdata/fuzz/FuzzX, crashers found before
+# among them. scripts/fuzz-corpus.sh remakes the seeds made from real
+# files (git's indexes and configs, curl's requests, an MCP session).
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+# SOAK_N commands (default 1000) back to back and 8 at a time, from the
+# library and the CLI, on the full and the landlock rung, then one line
+# per check that nothing is left over (internal/soak, behind the soak
+# build tag: not part of `make test`).
+SOAK_N ?= 1000
+soak:
+	$(GO) test -c -tags soak -o $(or $(TMPDIR),/tmp)/corral-soak.test ./internal/soak
+	cd $(or $(TMPDIR),/tmp) && SOAK_N=$(SOAK_N) nice -n 19 ./corral-soak.test -test.run '^TestSoak$$' -test.v -test.timeout 2h
 
 bench: build
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/heavy-caller ./internal/bench/heavycaller

@@ -75,12 +75,22 @@ func mustRules(t testing.TB, allowed, denied, ips []string) *Rules {
 // test ends, and checks that both Serve calls end cleanly on Close.
 func startProxy(t testing.TB, o Options) *running {
 	t.Helper()
+	return startProxyWith(t, o, nil)
+}
+
+// startProxyWith is startProxy with a change to the proxy, made before it
+// serves.
+func startProxyWith(t testing.TB, o Options, change func(*Proxy)) *running {
+	t.Helper()
 	rec := &recorder{}
 	if o.OnRefusal == nil {
 		o.OnRefusal = rec.add
 	}
 	p, err := New(o)
 	require.NoError(t, err)
+	if change != nil {
+		change(p)
+	}
 	hl, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	sl, err := net.Listen("tcp", "127.0.0.1:0")

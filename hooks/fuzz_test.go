@@ -138,3 +138,44 @@ func words(s string) string {
 	}
 	return string(b)
 }
+
+// FuzzRedact: whatever the input, what Redact returns holds nothing Scan
+// finds, and an input without a finding comes back as it was.
+func FuzzRedact(f *testing.F) {
+	for i, sc := range secretCases(3) {
+		enc := encoders[i%len(encoders)]
+		f.Add([]byte("line one\n" + enc.encode(sc.secret) + "\nline three\n"))
+	}
+	f.Add([]byte("no secret here\n"))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\nMIIE\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := bytes.Clone(data)
+		out, found := Redact(data)
+		require.Equal(t, in, data, "Redact modified its input")
+		require.Empty(t, Scan(out), "the output still holds a secret: %q", out)
+		if len(found) == 0 {
+			require.Equal(t, data, out)
+		}
+	})
+}
+
+// FuzzRedactSecret: a known secret in any encoding, between lines of
+// words, is redacted: neither it nor its encoded form is left.
+func FuzzRedactSecret(f *testing.F) {
+	n, m := len(secretCases(0)), len(encoders)
+	for i := range n * m {
+		f.Add(uint64(i), uint8(i%n), uint8(i/n), "some words before", "and after")
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, kind, encIdx uint8, before, after string) {
+		sc := secretCases(seed)[int(kind)%n]
+		encoded := encoders[int(encIdx)%m].encode(sc.secret)
+		out, found := Redact([]byte(words(before) + "\n" + encoded + "\n" + words(after)))
+		require.NotEmpty(t, found)
+		for _, line := range strings.Split(encoded, "\n") {
+			if len(line) >= 16 {
+				require.NotContains(t, string(out), line)
+			}
+		}
+		require.NotContains(t, string(out), sc.secret[:min(len(sc.secret), 24)])
+	})
+}

@@ -333,7 +333,8 @@ func (j *Jail) takeBuilt() *Process {
 func (j *Jail) build() (*Process, error) {
 	s := j.setup
 	if j.bare {
-		dir, err := os.MkdirTemp(j.tempBase, "corral-")
+		sweepStaleTmp(j.tempBase)
+		dir, err := os.MkdirTemp(j.tempBase, tmpPrefix())
 		if err != nil {
 			return nil, &Error{Layer: LayerTmp, Path: j.tempBase, Err: err}
 		}

@@ -1,12 +1,14 @@
 package nsjail
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -20,10 +22,11 @@ import (
 // list of exported fields.
 //
 // Booleans are one byte; signed integers zig-zag varints, unsigned ones
-// varints; floats their 8 IEEE bytes; strings and byte slices a length
+// varints, each in its shortest form; floats their 8 IEEE bytes; strings and byte slices a length
 // and the bytes, kept byte for byte (no UTF-8 repair). A slice or map is
-// 0 when nil, else its length plus one, then its elements; a pointer is 0
-// when nil, else 1 and the value. A struct with unexported fields (netip's
+// 0 when nil, else its length plus one, then its elements, a map's in the
+// order of its keys' wire forms; a pointer is 0 when nil, else 1 and the
+// value. So a message has one encoding, and decodes from nothing else. A struct with unexported fields (netip's
 // addresses, time.Time) is sent as its MarshalBinary bytes, like a byte
 // slice, and is an error without that method (this package's own
 // messages excepted, whose unexported fields hold their end's state): its exported fields alone
@@ -158,14 +161,7 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		if v.IsNil() {
 			return append(b, 0), nil
 		}
-		b = binary.AppendUvarint(b, uint64(v.Len())+1)
-		var err error
-		for it := v.MapRange(); it.Next() && err == nil; {
-			if b, err = appendValue(b, it.Key()); err == nil {
-				b, err = appendValue(b, it.Value())
-			}
-		}
-		return b, err
+		return appendMap(binary.AppendUvarint(b, uint64(v.Len())+1), v)
 	case reflect.Struct:
 		f := formOf(v.Type())
 		if f.err != nil {
@@ -187,6 +183,29 @@ func appendValue(b []byte, v reflect.Value) ([]byte, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("%s has no wire form", v.Type())
+}
+
+// appendMap appends a map's entries in the order of their keys' wire
+// forms, which the decoder holds them to: a map has one encoding.
+func appendMap(b []byte, v reflect.Value) ([]byte, error) {
+	type entry struct{ k, e []byte }
+	var entries []entry
+	for it := v.MapRange(); it.Next(); {
+		k, err := appendValue(nil, it.Key())
+		if err != nil {
+			return nil, err
+		}
+		e, err := appendValue(nil, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, entry{k, e})
+	}
+	slices.SortFunc(entries, func(x, y entry) int { return bytes.Compare(x.k, y.k) })
+	for _, x := range entries {
+		b = append(append(b, x.k...), x.e...)
+	}
+	return b, nil
 }
 
 func appendElems(b []byte, v reflect.Value) ([]byte, error) {
@@ -224,10 +243,18 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+// errLongVarint is a varint with a needless zero group at its end: one
+// value has one encoding, so that a message re-encodes to its bytes.
+var errLongVarint = errors.New("a varint longer than its value")
+
 func (d *decoder) uvarint() uint64 {
 	u, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		d.fail(errShort)
+		return 0
+	case n > 1 && d.b[n-1] == 0:
+		d.fail(errLongVarint)
 		return 0
 	}
 	d.b = d.b[n:]
@@ -236,8 +263,12 @@ func (d *decoder) uvarint() uint64 {
 
 func (d *decoder) varint() int64 {
 	i, n := binary.Varint(d.b)
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		d.fail(errShort)
+		return 0
+	case n > 1 && d.b[n-1] == 0:
+		d.fail(errLongVarint)
 		return 0
 	}
 	d.b = d.b[n:]
@@ -377,10 +408,17 @@ func (d *decoder) mapValue(v reflect.Value) {
 	}
 	m := reflect.MakeMapWithSize(v.Type(), n)
 	k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-	for range n {
+	var prev []byte
+	for i := range n {
 		k.SetZero()
 		e.SetZero()
+		at := d.b
 		d.value(k)
+		key := at[:len(at)-len(d.b)]
+		if d.err == nil && i > 0 && bytes.Compare(prev, key) >= 0 {
+			d.fail(errors.New("map keys out of order or repeated"))
+		}
+		prev = key
 		d.value(e)
 		if d.err != nil {
 			return

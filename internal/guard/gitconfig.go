@@ -31,8 +31,12 @@ func ParseConfig(b []byte) ([]ConfigEntry, error) {
 	}
 	var out []ConfigEntry
 	section := ""
-	for n, line := range strings.Split(s, "\n") {
-		line = strings.TrimSuffix(line, "\r")
+	lines := strings.Split(s, "\n")
+	for n, line := range lines {
+		if n < len(lines)-1 {
+			// git reads CR LF as LF, but a CR at the very end as a CR.
+			line = strings.TrimSuffix(line, "\r")
+		}
 		t := strings.TrimLeft(line, " \t")
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue
@@ -83,7 +87,7 @@ func parseHeader(t string) (string, error) {
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if !(isNameChar(c, false) || c == '_') {
+		if !isNameChar(c, false) {
 			return "", fmt.Errorf("section name %q: legacy or invalid syntax", name)
 		}
 	}
@@ -123,8 +127,9 @@ func parseKey(t string) (ConfigEntry, error) {
 		return ConfigEntry{}, fmt.Errorf("invalid key in %q", t)
 	}
 	e := ConfigEntry{Key: strings.ToLower(t[:i])}
+	// git reads a comment after a value, but not after a bare name.
 	rest := strings.TrimLeft(t[i:], " \t")
-	if rest == "" || rest[0] == '#' || rest[0] == ';' {
+	if rest == "" {
 		e.Bool = true
 		return e, nil
 	}
@@ -139,28 +144,31 @@ func parseKey(t string) (ConfigEntry, error) {
 	return e, nil
 }
 
+// parseValue reads a value as git's parse_value does: a blank outside
+// quotes counts as a space only once the value holds something, and is
+// kept only if more follows.
 func parseValue(s string) (string, error) {
 	var b strings.Builder
 	quoted := false
-	pending := "" // whitespace kept only if more text follows
-	s = strings.TrimLeft(s, " \t")
+	spaces := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == '"':
-			b.WriteString(pending)
-			pending = ""
+		if !quoted && (c == ' ' || c == '\t' || c == '\r') {
+			if b.Len() > 0 {
+				spaces++
+			}
+			continue
+		}
+		if !quoted && (c == '#' || c == ';') {
+			break
+		}
+		b.WriteString(strings.Repeat(" ", spaces))
+		spaces = 0
+		switch c {
+		case '"':
 			quoted = !quoted
 			continue
-		case !quoted && (c == '#' || c == ';'):
-			if quoted {
-				break
-			}
-			return b.String(), nil
-		case !quoted && (c == ' ' || c == '\t'):
-			pending += string(c)
-			continue
-		case c == '\\':
+		case '\\':
 			i++
 			if i >= len(s) {
 				return "", errors.New("line continuation")
@@ -178,8 +186,6 @@ func parseValue(s string) (string, error) {
 				return "", fmt.Errorf("unknown escape \\%c", s[i])
 			}
 		}
-		b.WriteString(pending)
-		pending = ""
 		b.WriteByte(c)
 	}
 	if quoted {

@@ -81,8 +81,16 @@ func (ix *index) entries(off int, n uint32) (int, error) {
 		var name []byte
 		if ix.version == 4 {
 			// The name is a count of bytes to take off the end of
-			// the previous one and what follows them, NUL-ended.
+			// the previous one and what follows them, NUL-ended. git
+			// reads the first entry of the index, and of each block
+			// of the offset table, without a previous one: it takes
+			// none of it, whatever the count (and writes, there, the
+			// length of the entry before, which the entries read in
+			// order take off).
 			strip, k := uvarint(e[at:])
+			if prev == nil {
+				strip = 0
+			}
 			if k <= 0 || strip > uint64(len(prev)) {
 				return 0, errors.New("a malformed entry name")
 			}
@@ -252,12 +260,18 @@ func (ix *index) offsetTable(d []byte) error {
 // badIndexPath says what is wrong with p as the path of an index entry of
 // mode, the way git's verify_path does on Linux: no empty, ".", ".." or
 // ".git" component (in any case), no leading or doubled slash, a trailing
-// one only on a sparse directory entry, no symlink named .gitmodules. It
-// returns "" for a path git would let into an index, and allocates only
-// then.
+// one only on a sparse directory entry, no symlink named .gitmodules or
+// through a directory of that name, and none of the names NTFS would take
+// for these (see ntfsBad). It returns "" for a path git would let into an
+// index, and allocates only then.
 func badIndexPath(p []byte, mode uint32) string {
 	if bytes.IndexByte(p, 0) >= 0 {
 		return fmt.Sprintf("%q holding a NUL", p)
+	}
+	for i := range p {
+		if (i == 0 || p[i-1] == '/' || p[i-1] == '\\') && ntfsBad(p[i:], mode) {
+			return fmt.Sprintf("%q, a name NTFS takes for .git or .gitmodules", p)
+		}
 	}
 	rest := p
 	if mode&0o170000 == 0o040000 {
@@ -273,9 +287,9 @@ func badIndexPath(p []byte, mode uint32) string {
 		case len(c) == 0:
 			return fmt.Sprintf("%q", p)
 		case c[0] != '.':
-		case len(c) == 1, len(c) == 2 && c[1] == '.', bytes.EqualFold(c, []byte(GitDir)):
+		case len(c) == 1, len(c) == 2 && c[1] == '.', asciiFold(c, GitDir):
 			return fmt.Sprintf("%q", p)
-		case i < 0 && mode&0o170000 == 0o120000 && bytes.EqualFold(c, []byte(".gitmodules")):
+		case mode&0o170000 == 0o120000 && asciiFold(c, ".gitmodules"):
 			return fmt.Sprintf("%q, a symlink", p)
 		}
 		if i < 0 {
