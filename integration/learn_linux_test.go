@@ -23,7 +23,7 @@ import (
 const learnScript = `mkdir -p "$HOME/.cache/learntool/objs" && for i in 1 2 3 4 5 6; do echo $i > "$HOME/.cache/learntool/objs/$i"; done
 curl -sS --max-time 20 "http://allowed.test:$PORT/"
 curl -sS --max-time 20 "http://other.test:$PORT/"
-curl -sS --max-time 5 --unix-socket "$HOME/.cache/learntool/sock" http://x/ 2>&1
+(cd "$HOME/.cache/learntool" && curl -sS --max-time 5 --unix-socket sock http://x/ 2>&1)
 echo built > "$WS/out"
 `
 

