@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -292,8 +293,13 @@ func dirAllowed(rel string) bool {
 	}
 }
 
-// hasExec reports whether a todo list has an exec line.
+// hasExec reports whether a todo list has an exec line. git reads the
+// list as a C string: a NUL ends it, and ends the command word before it
+// ("exec\x00" is an exec line).
 func hasExec(b []byte) bool {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) > 0 && (f[0] == "x" || f[0] == "exec") {
