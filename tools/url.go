@@ -88,6 +88,13 @@ func (c *URLChecker) resolver() Resolver {
 // parseURL parses raw and returns it with its normalized host name.
 func parseURL(raw string) (*url.URL, string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
+	if err == nil {
+		// What the checker passes is written again (u.String()) by
+		// whoever fetches it: a URL that does not read back the same
+		// way (a zone of bytes net/url escapes but will not unescape)
+		// is none.
+		_, err = url.Parse(u.String())
+	}
 	if err != nil {
 		return nil, "", &URLError{URL: raw, Reason: "not a valid URL"}
 	}
